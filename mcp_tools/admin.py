@@ -1,0 +1,135 @@
+"""Admin for tools (schema validation, registered-callable choices, preview) and access tokens."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+
+from mcp_tools.catalog import entry_from_row
+from mcp_tools.models import AccessToken, Tool, hash_token, new_token_secret
+from mcp_tools.protocol import versions
+from mcp_tools.registry import registry
+
+JSON_WIDGET = forms.Textarea(attrs={"rows": 10, "cols": 80, "style": "font-family: monospace"})
+
+
+class PrettyJSONField(forms.JSONField):
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return value
+        return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+class ToolForm(forms.ModelForm):
+    callable_name = forms.ChoiceField(label=_("registered callable"), required=False)
+
+    class Meta:
+        model = Tool
+        fields = "__all__"
+        field_classes = {"input_schema": PrettyJSONField, "output_schema": PrettyJSONField, "icons": PrettyJSONField}
+        widgets = {"input_schema": JSON_WIDGET, "output_schema": JSON_WIDGET, "icons": forms.Textarea(attrs={"rows": 3})}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        choices = [("", "---------"), *registry.choices()]
+        current = self.initial.get("callable_name")
+        if current and registry.get(current) is None:
+            choices.append((current, _("%(name)s (not registered)") % {"name": current}))
+        field = self.fields["callable_name"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = choices
+        self.fields["input_schema"].required = False
+        self.fields["input_schema"].help_text = _(
+            'JSON Schema with root "type": "object". Leave empty to use the registered callable\'s schema.'
+        )
+
+
+@admin.register(Tool)
+class ToolAdmin(admin.ModelAdmin):
+    form = ToolForm
+    list_display = ("name", "title", "kind", "callable_name", "enabled", "updated_at")
+    list_filter = ("enabled", "kind")
+    list_editable = ("enabled",)
+    search_fields = ("name", "title", "description", "callable_name")
+    readonly_fields = ("created_at", "updated_at", "definition_preview")
+    actions = ("enable_tools", "disable_tools")
+    fieldsets = (
+        (None, {"fields": ("name", "title", "description", "enabled")}),
+        (_("Implementation"), {"fields": ("kind", "callable_name")}),
+        (_("Schemas"), {"fields": ("input_schema", "output_schema")}),
+        (
+            _("Annotations"),
+            {"fields": ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint", "icons")},
+        ),
+        (_("Preview"), {"fields": ("definition_preview", "created_at", "updated_at"), "classes": ("collapse",)}),
+    )
+
+    @admin.display(description=_("tools/list entry (latest revision)"))
+    def definition_preview(self, obj: Tool) -> str:
+        if obj.pk is None:
+            return "-"
+        text = json.dumps(json.loads(entry_from_row(obj).definition_json(versions.LATEST_LEGACY)), indent=2)
+        return format_html("<pre>{}</pre>", text)
+
+    @admin.action(description=_("Enable selected tools"))
+    def enable_tools(self, request: HttpRequest, queryset: QuerySet[Tool]) -> None:
+        self._set_enabled(request, queryset, True)
+
+    @admin.action(description=_("Disable selected tools"))
+    def disable_tools(self, request: HttpRequest, queryset: QuerySet[Tool]) -> None:
+        self._set_enabled(request, queryset, False)
+
+    def _set_enabled(self, request: HttpRequest, queryset: QuerySet[Tool], enabled: bool) -> None:
+        # Saving each row (rather than queryset.update) sends the change signals.
+        count = 0
+        for tool in queryset.exclude(enabled=enabled):
+            tool.enabled = enabled
+            tool.save(update_fields=["enabled", "updated_at"])
+            count += 1
+        self.message_user(request, _("%(count)d tool(s) updated.") % {"count": count}, messages.SUCCESS)
+
+
+class AccessTokenForm(forms.ModelForm):
+    class Meta:
+        model = AccessToken
+        fields = ("user", "name", "expires_at")
+
+
+@admin.register(AccessToken)
+class AccessTokenAdmin(admin.ModelAdmin):
+    form = AccessTokenForm
+    list_display = ("hint", "user", "name", "created_at", "expires_at", "last_used_at")
+    list_filter = ("created_at", "expires_at")
+    search_fields = ("name", "user__username", "hint")
+    readonly_fields = ("hint", "created_at", "last_used_at")
+    autocomplete_fields = ("user",)
+    date_hierarchy = "created_at"
+
+    def get_fields(self, request: HttpRequest, obj: AccessToken | None = None) -> list[str]:
+        if obj is None:
+            return ["user", "name", "expires_at"]
+        return ["user", "name", "hint", "expires_at", "created_at", "last_used_at"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: AccessToken | None = None) -> list[str]:
+        readonly = list(self.readonly_fields)
+        return [*readonly, "user"] if obj is not None else readonly
+
+    def save_model(self, request: HttpRequest, obj: AccessToken, form: Any, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        raw = new_token_secret()
+        obj.digest, obj.hint = hash_token(raw), raw[:12]
+        super().save_model(request, obj, form, change)
+        self.message_user(
+            request,
+            format_html("Copy this token now; it will not be shown again: <code>{}</code>", raw),
+            messages.WARNING,
+        )

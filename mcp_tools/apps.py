@@ -1,0 +1,18 @@
+"""App configuration: checks, signals and autodiscovery of ``<app>.mcp_tools`` modules."""
+
+from __future__ import annotations
+
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class MCPToolsConfig(AppConfig):
+    name = "mcp_tools"
+    verbose_name = _("MCP tools")
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from mcp_tools import checks, signals  # noqa: F401
+        from mcp_tools.registry import registry
+
+        registry.autodiscover()

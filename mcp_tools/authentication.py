@@ -1,0 +1,64 @@
+"""Who is calling: bearer tokens first, then the Django session user from the scope."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser
+from django.utils import timezone
+
+from mcp_tools.conf import mcp_settings
+from mcp_tools.exceptions import MCPError
+
+
+class AuthenticationFailed(MCPError):
+    """Credentials were presented and are not valid (answered 401)."""
+
+
+def header(scope: dict[str, Any], name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+def bearer_token(scope: dict[str, Any]) -> str | None:
+    """The token of an ``Authorization: Bearer`` header; AuthenticationFailed for other schemes."""
+    value = header(scope, b"authorization")
+    if value is None:
+        return None
+    scheme, _, credentials = value.strip().partition(" ")
+    if scheme.lower() != "bearer" or not credentials.strip():
+        raise AuthenticationFailed("Use 'Authorization: Bearer <token>'.")
+    return credentials.strip()
+
+
+def user_for_token(raw: str) -> tuple[Any, Any]:
+    """The (user, token) a bearer token belongs to; AuthenticationFailed when invalid or expired."""
+    from mcp_tools.models import AccessToken, hash_token
+
+    token = AccessToken.objects.select_related("user").filter(digest=hash_token(raw)).first()
+    if token is None or token.is_expired or not token.user.is_active:
+        raise AuthenticationFailed("The access token is invalid or expired.")
+    _touch(token)
+    return token.user, token
+
+
+def _touch(token: Any) -> None:
+    now = timezone.now()
+    interval = timedelta(seconds=mcp_settings.TOKEN_LAST_USED_INTERVAL)
+    if token.last_used_at is None or now - token.last_used_at >= interval:
+        type(token).objects.filter(pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now
+
+
+def authenticate(scope: dict[str, Any]) -> tuple[Any, Any]:
+    """Resolve the caller of a connection scope (sync; call through database_sync_to_async)."""
+    raw = bearer_token(scope)
+    if raw is not None:
+        return user_for_token(raw)
+    user = scope.get("user")
+    if user is not None and getattr(user, "is_authenticated", False):
+        return user, None
+    return AnonymousUser(), None

@@ -1,0 +1,153 @@
+"""The in-process cache of the tool table, with pre-encoded definitions per revision."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import threading
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import jsonschema
+from channels.db import database_sync_to_async
+
+from mcp_tools.exceptions import InvalidParams
+from mcp_tools.protocol import shapes
+from mcp_tools.protocol.jsonrpc import RawJSON, encode
+from mcp_tools.protocol.versions import Revision
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return cls(schema)
+
+
+@dataclass
+class Entry:
+    """One enabled tool as the protocol core needs it."""
+
+    id: int
+    kind: str
+    callable_name: str
+    spec: shapes.ToolSpec
+    _definitions: dict[int, RawJSON] = field(default_factory=dict, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def definition_json(self, revision: Revision) -> RawJSON:
+        try:
+            return self._definitions[revision.position]
+        except KeyError:
+            encoded = RawJSON(encode(shapes.definition(self.spec, revision)))
+            self._definitions[revision.position] = encoded
+            return encoded
+
+    @cached_property
+    def input_validator(self) -> Any:
+        return _validator(self.spec.input_schema)
+
+    @cached_property
+    def output_validator(self) -> Any:
+        return _validator(self.spec.output_schema) if self.spec.output_schema is not None else None
+
+
+@dataclass
+class Snapshot:
+    """An immutable view of the enabled tools, ordered by name."""
+
+    entries: tuple[Entry, ...]
+    by_name: dict[str, Entry]
+    generation: int
+    _pages: dict[tuple[int, int, int], RawJSON] = field(default_factory=dict, repr=False)
+
+    def page(self, visible: tuple[Entry, ...], revision: Revision, offset: int, size: int) -> RawJSON:
+        """The JSON array of definitions ``visible[offset:offset+size]``, cached for the full list."""
+        key = (revision.position, offset, size)
+        cacheable = visible is self.entries
+        if cacheable and key in self._pages:
+            return self._pages[key]
+        body = RawJSON("[" + ",".join(e.definition_json(revision) for e in visible[offset : offset + size]) + "]")
+        if cacheable:
+            self._pages[key] = body
+        return body
+
+
+def entry_from_row(row: Any) -> Entry:
+    spec = shapes.ToolSpec(
+        name=row.name,
+        title=row.title,
+        description=row.description,
+        input_schema=row.input_schema or {"type": "object"},
+        output_schema=row.output_schema,
+        annotations=row.annotations,
+        icons=tuple(row.icons or ()),
+    )
+    return Entry(id=row.pk, kind=row.kind, callable_name=row.callable_name, spec=spec)
+
+
+class Catalog:
+    """Loads enabled tools once and serves them until invalidated (by signals or list_changed events)."""
+
+    def __init__(self) -> None:
+        self._snapshot: Snapshot | None = None
+        self._generation = 0
+        self._lock = threading.Lock()
+        self._stamp = ""
+
+    def invalidate(self, stamp: str = "") -> None:
+        """Drop the snapshot; a repeated ``stamp`` (the same change heard again) is ignored."""
+        with self._lock:
+            if stamp and stamp == self._stamp:
+                return
+            self._stamp = stamp
+            self._generation += 1
+            self._snapshot = None
+
+    def get_sync(self) -> Snapshot:
+        snapshot = self._snapshot
+        if snapshot is not None:
+            return snapshot
+        return self._load()
+
+    async def get(self) -> Snapshot:
+        snapshot = self._snapshot
+        if snapshot is not None:
+            return snapshot
+        return await database_sync_to_async(self._load)()
+
+    def _load(self) -> Snapshot:
+        from mcp_tools.models import Tool
+
+        generation = self._generation
+        entries = tuple(entry_from_row(row) for row in Tool.objects.filter(enabled=True).order_by("name"))
+        snapshot = Snapshot(entries, {e.name: e for e in entries}, generation)
+        with self._lock:
+            if self._generation == generation:
+                self._snapshot = snapshot
+        return snapshot
+
+
+catalog = Catalog()
+
+_CURSOR_PREFIX = b"mcp-tools:"
+
+
+def encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(_CURSOR_PREFIX + str(offset).encode()).decode()
+
+
+def decode_cursor(cursor: Any, total: int) -> int:
+    """The offset a cursor stands for; -32602 for anything we did not issue."""
+    if cursor is None:
+        return 0
+    try:
+        raw = base64.urlsafe_b64decode(cursor.encode("ascii")) if isinstance(cursor, str) else b""
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raw = b""
+    digits = raw[len(_CURSOR_PREFIX) :] if raw.startswith(_CURSOR_PREFIX) else b""
+    if not digits.isdigit() or len(digits) > 9 or int(digits) > total:
+        raise InvalidParams("Invalid cursor", {"reason": "The cursor is not one this server issued."})
+    return int(digits)

@@ -1,0 +1,116 @@
+"""System checks ``mcp_tools.E0xx`` / ``W0xx`` for misconfiguration detectable at start-up."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core import checks
+from django.utils.module_loading import import_string
+
+from mcp_tools.conf import DEFAULTS, IMPORT_STRINGS, SETTING_NAME, mcp_settings
+
+POSITIVE_INTS = ("PAGE_SIZE", "MAX_MESSAGE_BYTES", "MAX_DEPTH")
+
+
+@checks.register(checks.Tags.compatibility)
+def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    value = getattr(settings, SETTING_NAME, {})
+    if not isinstance(value, dict):
+        return [
+            checks.Error(
+                f"{SETTING_NAME} must be a dict.", hint="Set MCP_TOOLS = {...} in your settings.", id="mcp_tools.E001"
+            )
+        ]
+    messages: list[checks.CheckMessage] = [
+        checks.Error(
+            f"Unknown {SETTING_NAME} key {key!r}.",
+            hint=f"Valid keys: {', '.join(sorted(DEFAULTS))}.",
+            id="mcp_tools.E002",
+        )
+        for key in sorted(set(value) - set(DEFAULTS))
+    ]
+    messages += _import_string_errors(value)
+    messages += _positive_int_errors(value)
+    return messages
+
+
+def _import_string_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
+    errors: list[checks.CheckMessage] = []
+    for name in IMPORT_STRINGS:
+        paths = value.get(name, DEFAULTS[name])
+        if not isinstance(paths, list | tuple):
+            errors.append(
+                checks.Error(f"{SETTING_NAME}[{name!r}] must be a list of dotted paths.", id="mcp_tools.E003")
+            )
+            continue
+        for path in paths:
+            try:
+                import_string(path)
+            except ImportError as exc:
+                errors.append(
+                    checks.Error(
+                        f"{SETTING_NAME}[{name!r}] names {path!r}, which cannot be imported: {exc}",
+                        hint="Check the dotted path of the class.",
+                        id="mcp_tools.E003",
+                    )
+                )
+    return errors
+
+
+def _positive_int_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
+    return [
+        checks.Error(
+            f"{SETTING_NAME}[{name!r}] must be a positive integer.", hint=f"Default: {DEFAULTS[name]}.", id="mcp_tools.E004"
+        )
+        for name in POSITIVE_INTS
+        if name in value and (not isinstance(value[name], int) or isinstance(value[name], bool) or value[name] < 1)
+    ]
+
+
+@checks.register(checks.Tags.compatibility)
+def check_channel_layer(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    layers = getattr(settings, "CHANNEL_LAYERS", None) or {}
+    alias = mcp_settings.CHANNEL_LAYER if isinstance(getattr(settings, SETTING_NAME, {}), dict) else "default"
+    if alias in layers:
+        return []
+    if alias != DEFAULTS["CHANNEL_LAYER"]:
+        return [
+            checks.Error(
+                f"{SETTING_NAME}['CHANNEL_LAYER'] names {alias!r}, which CHANNEL_LAYERS does not define.",
+                hint=f"Add {alias!r} to CHANNEL_LAYERS or remove the setting.",
+                id="mcp_tools.E005",
+            )
+        ]
+    return [
+        checks.Warning(
+            "No channel layer is configured: connected clients will not hear notifications/tools/list_changed.",
+            hint="Set CHANNEL_LAYERS (channels_redis in production, InMemoryChannelLayer for one process).",
+            id="mcp_tools.W001",
+        )
+    ]
+
+
+@checks.register(checks.Tags.database, deploy=False)
+def check_tool_callables(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    if not databases:
+        return []
+    from django.db import DatabaseError
+
+    from mcp_tools.models import Tool
+    from mcp_tools.registry import registry
+
+    try:
+        rows = list(Tool.objects.filter(kind=Tool.Kind.CALLABLE).values_list("name", "callable_name"))
+    except DatabaseError:
+        return []
+    return [
+        checks.Warning(
+            f"Tool {name!r} runs {callable_name!r}, which no installed app registers.",
+            hint="Register it with @tool in an app's mcp_tools.py, or edit or delete the tool.",
+            obj=name,
+            id="mcp_tools.W002",
+        )
+        for name, callable_name in rows
+        if registry.get(callable_name) is None
+    ]

@@ -1,0 +1,82 @@
+"""`mcp_settings`: the lazy view over ``settings.MCP_TOOLS`` with defaults."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+SETTING_NAME = "MCP_TOOLS"
+
+DEFAULTS: dict[str, Any] = {
+    # Identity advertised in initialize and server/discover.
+    "SERVER_NAME": "django-mcp-tools",
+    "SERVER_TITLE": "",
+    "SERVER_VERSION": None,  # None: the package version
+    "INSTRUCTIONS": "",
+    "WEBSITE_URL": "",
+    # tools/list
+    "PAGE_SIZE": 100,
+    "LIST_TTL_MS": 60_000,
+    # Registered callables
+    "SYNC_CREATES_ENABLED": False,
+    # Access
+    "ALLOW_ANONYMOUS": False,
+    "PERMISSION_CLASSES": ["mcp_tools.permissions.IsAuthenticated"],
+    "ALLOWED_ORIGINS": [],
+    "TOKEN_LAST_USED_INTERVAL": 60,
+    # Abuse limits
+    "MAX_MESSAGE_BYTES": 1_048_576,
+    "MAX_DEPTH": 32,
+    # Channels
+    "CHANNEL_LAYER": "default",
+    "GROUP_NAME": "mcp_tools.tools",
+    "LOG_TRACEBACKS": True,
+}
+
+
+IMPORT_STRINGS = ("PERMISSION_CLASSES",)
+
+
+class MCPSettings:
+    """Attribute access to MCP_TOOLS with DEFAULTS; cached until the setting changes."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, Any] = {}
+
+    @property
+    def user_settings(self) -> dict[str, Any]:
+        value = getattr(settings, SETTING_NAME, {})
+        return value if isinstance(value, dict) else {}
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in DEFAULTS:
+            raise AttributeError(f"Invalid MCP_TOOLS setting: {name!r}")
+        try:
+            return self._cache[name]
+        except KeyError:
+            value = self.user_settings.get(name, DEFAULTS[name])
+            self._cache[name] = value
+            return value
+
+    def imported(self, name: str) -> list[Any]:
+        """The objects a list-of-import-strings setting names, imported once."""
+        key = f"{name}:imported"
+        if key not in self._cache:
+            self._cache[key] = [import_string(path) for path in getattr(self, name)]
+        return list(self._cache[key])
+
+    def reload(self) -> None:
+        self._cache.clear()
+
+
+mcp_settings = MCPSettings()
+
+
+@receiver(setting_changed)
+def _reload_mcp_settings(*, setting: str, **kwargs: Any) -> None:
+    if setting == SETTING_NAME:
+        mcp_settings.reload()

@@ -1,0 +1,86 @@
+"""The two error families: protocol errors (JSON-RPC codes) and in-band tool errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+HEADER_MISMATCH = -32020
+MISSING_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+
+class MCPError(Exception):
+    """Root of every error this package raises on purpose."""
+
+
+class ProtocolError(MCPError):
+    """An error answered as a JSON-RPC error object."""
+
+    code: int = INTERNAL_ERROR
+    default_message: str = "Internal error"
+
+    def __init__(self, message: str | None = None, data: Any = None) -> None:
+        self.message = message or self.default_message
+        self.data = data
+        super().__init__(self.message)
+
+    def to_error(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class ParseError(ProtocolError):
+    code = PARSE_ERROR
+    default_message = "Parse error"
+
+
+class InvalidRequest(ProtocolError):
+    code = INVALID_REQUEST
+    default_message = "Invalid Request"
+
+
+class MethodNotFound(ProtocolError):
+    code = METHOD_NOT_FOUND
+    default_message = "Method not found"
+
+
+class InvalidParams(ProtocolError):
+    code = INVALID_PARAMS
+    default_message = "Invalid params"
+
+
+class UnknownTool(InvalidParams):
+    """Raised for unknown tools and for tools the caller may not use alike."""
+
+    def __init__(self, name: object) -> None:
+        super().__init__(f"Unknown tool: {name}", {"reason": f"Unknown tool: {name}"})
+
+
+class HeaderMismatch(ProtocolError):
+    code = HEADER_MISMATCH
+    default_message = "Header mismatch"
+
+
+class MissingClientCapability(ProtocolError):
+    code = MISSING_CLIENT_CAPABILITY
+    default_message = "Missing required client capability"
+
+
+class UnsupportedProtocolVersion(ProtocolError):
+    code = UNSUPPORTED_PROTOCOL_VERSION
+    default_message = "Unsupported protocol version"
+
+
+class ToolError(MCPError):
+    """Raise inside a tool: the message reaches the client in-band as an ``isError`` result."""
+
+
+class InvalidArguments(MCPError):
+    """Tool arguments failed validation; shaped per revision (JSON-RPC error or ``isError``)."""

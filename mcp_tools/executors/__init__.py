@@ -1,0 +1,18 @@
+"""How a tool runs: one executor per tool kind."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_tools.catalog import Entry
+from mcp_tools.context import Context
+from mcp_tools.protocol.shapes import CallResult
+
+
+async def execute(entry: Entry, arguments: dict[str, Any], ctx: Context) -> CallResult:
+    """Run ``entry`` with validated ``arguments``; raises ToolError or any exception of the tool."""
+    from mcp_tools.executors import callables
+
+    if entry.kind == "callable":
+        return await callables.run(entry, arguments, ctx)
+    raise LookupError(f"No executor for tool kind {entry.kind!r}")

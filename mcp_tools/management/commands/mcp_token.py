@@ -1,0 +1,53 @@
+"""Issue, list and revoke MCP access tokens."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from mcp_tools.models import AccessToken
+
+
+class Command(BaseCommand):
+    help = "Manage MCP access tokens. 'create USER' prints only the new token."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        sub = parser.add_subparsers(dest="action", required=True)
+        create = sub.add_parser("create", help="Issue a token for USER and print it.")
+        create.add_argument("username")
+        create.add_argument("--name", default="", help="A label shown in the admin.")
+        create.add_argument("--days", type=int, default=None, help="Expire after this many days.")
+        listing = sub.add_parser("list", help="List a user's tokens (never the secrets).")
+        listing.add_argument("username")
+        revoke = sub.add_parser("revoke", help="Delete tokens starting with PREFIX.")
+        revoke.add_argument("prefix")
+
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
+        getattr(self, f"handle_{action}")(**options)
+
+    def _user(self, username: str) -> Any:
+        model = get_user_model()
+        try:
+            return model._default_manager.get_by_natural_key(username)
+        except model.DoesNotExist:
+            raise CommandError(f"No user {username!r}.") from None
+
+    def handle_create(self, *, username: str, name: str, days: int | None, **options: Any) -> None:
+        if days is not None and days < 1:
+            raise CommandError("--days must be at least 1.")
+        _token, raw = AccessToken.objects.issue(self._user(username), name=name, days=days)
+        self.stdout.write(raw)
+
+    def handle_list(self, *, username: str, **options: Any) -> None:
+        for token in AccessToken.objects.filter(user=self._user(username)):
+            expires = token.expires_at.isoformat() if token.expires_at else "never"
+            used = token.last_used_at.isoformat() if token.last_used_at else "never"
+            self.stdout.write(f"{token.hint}…  name={token.name or '-'}  expires={expires}  last_used={used}")
+
+    def handle_revoke(self, *, prefix: str, **options: Any) -> None:
+        if len(prefix) < 8:
+            raise CommandError("Give at least the first 8 characters of the token.")
+        deleted, _ = AccessToken.objects.filter(hint__startswith=prefix[:12]).delete()
+        self.stdout.write(f"{deleted} token(s) revoked.")

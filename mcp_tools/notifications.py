@@ -1,0 +1,48 @@
+"""list_changed: one Channels group event per committed change to tools."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import BaseChannelLayer, get_channel_layer
+from django.db import transaction
+
+from mcp_tools.catalog import catalog
+from mcp_tools.conf import mcp_settings
+
+EVENT_TYPE = "mcp.tools_changed"
+
+
+def channel_layer() -> BaseChannelLayer | None:
+    return get_channel_layer(mcp_settings.CHANNEL_LAYER)
+
+
+def group_name() -> str:
+    return str(mcp_settings.GROUP_NAME)
+
+
+def schedule_tools_changed(using: str | None = None) -> None:
+    """Announce a tool change once the current transaction commits (at most once per transaction)."""
+    connection = transaction.get_connection(using)
+    if any(func is publish_tools_changed for _sids, func, _robust in connection.run_on_commit):
+        return
+    transaction.on_commit(publish_tools_changed, using=using)
+
+
+def publish_tools_changed() -> None:
+    """Invalidate this process's catalog and tell every session, in every process."""
+    stamp = uuid.uuid4().hex
+    catalog.invalidate(stamp)
+    layer = channel_layer()
+    if layer is None:
+        return
+    event: dict[str, Any] = {"type": EVENT_TYPE, "stamp": stamp}
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        async_to_sync(layer.group_send)(group_name(), event)
+    else:
+        loop.create_task(layer.group_send(group_name(), event))

@@ -1,0 +1,39 @@
+"""Who may see and call which tool: small permission classes chosen by dotted path, deny by default."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_tools.conf import mcp_settings
+
+
+class BasePermission:
+    """Answers one question: may ``user`` list and call ``tool``?"""
+
+    def has_permission(self, user: Any, tool: Any) -> bool:
+        return False
+
+
+class IsAuthenticated(BasePermission):
+    """Active, authenticated users; anyone at all when ALLOW_ANONYMOUS is on."""
+
+    def has_permission(self, user: Any, tool: Any) -> bool:
+        return may_connect(user)
+
+
+class AllowAny(BasePermission):
+    def has_permission(self, user: Any, tool: Any) -> bool:
+        return True
+
+
+def may_connect(user: Any) -> bool:
+    """Whether a caller may open an MCP session at all."""
+    if user is None or not getattr(user, "is_active", True):
+        return bool(user is None and mcp_settings.ALLOW_ANONYMOUS)
+    return bool(getattr(user, "is_authenticated", False) or mcp_settings.ALLOW_ANONYMOUS)
+
+
+def may_use(user: Any, tool: Any) -> bool:
+    """Every configured permission class must agree; no classes means no access."""
+    classes = mcp_settings.imported("PERMISSION_CLASSES")
+    return bool(classes) and all(cls().has_permission(user, tool) for cls in classes)

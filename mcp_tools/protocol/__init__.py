@@ -1,0 +1,1 @@
+"""Transport-agnostic MCP: envelopes, revisions and per-revision shapes."""

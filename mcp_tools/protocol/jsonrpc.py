@@ -1,0 +1,143 @@
+"""JSON-RPC 2.0 envelopes: decode and validate incoming messages, encode outgoing ones."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_tools.exceptions import InvalidRequest, ParseError, ProtocolError
+
+RequestId = int | str
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: RequestId
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A response or error from the client (we never ask, so it is only acknowledged)."""
+
+    id: RequestId | None
+
+
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    """A message that failed validation; ``id`` is what could be recovered of it."""
+
+    id: RequestId | None
+    error: ProtocolError
+
+
+Message = Request | Notification | Response | Invalid
+
+
+class RawJSON(str):
+    """Already-encoded JSON, spliced verbatim by :func:`encode`."""
+
+    __slots__ = ()
+
+
+def parse(text: str | bytes) -> Any:
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise InvalidRequest("Message nested too deeply") from None
+    except (ValueError, UnicodeDecodeError):
+        raise ParseError() from None
+
+
+def depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether containers nest deeper than ``limit``; iterative, stops at the first excess."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, int | str) and not isinstance(value, bool)
+
+
+def classify(obj: Any) -> Message:
+    """Turn one decoded JSON value into a typed message, never raising."""
+    if not isinstance(obj, dict):
+        return Invalid(None, InvalidRequest("Message must be a JSON object"))
+    raw_id = obj.get("id")
+    recovered = raw_id if _valid_id(raw_id) else None
+    if obj.get("jsonrpc") != "2.0":
+        return Invalid(recovered, InvalidRequest('"jsonrpc" must be "2.0"'))
+    if "method" not in obj:
+        if ("result" in obj) != ("error" in obj) and (raw_id is None or _valid_id(raw_id)):
+            return Response(recovered)
+        return Invalid(recovered, InvalidRequest("Message is neither request, notification nor response"))
+    method = obj["method"]
+    if not isinstance(method, str):
+        return Invalid(recovered, InvalidRequest('"method" must be a string'))
+    params = obj.get("params", {})
+    if params is None and "params" not in obj:
+        params = {}
+    if not isinstance(params, dict):
+        return Invalid(recovered, InvalidRequest('"params" must be an object'))
+    if "id" not in obj:
+        return Notification(method, params)
+    if not _valid_id(raw_id):
+        return Invalid(None, InvalidRequest('"id" must be a string or an integer'))
+    return Request(raw_id, method, params)
+
+
+def result(request_id: RequestId, value: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": value}
+
+
+def error(request_id: RequestId | None, exc: ProtocolError) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
+
+
+def notification(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
+def encode(message: Any) -> str:
+    """Encode a message; :class:`RawJSON` values one or two levels deep are spliced as they are."""
+    if isinstance(message, list):
+        return "[" + ",".join(encode(item) for item in message) + "]"
+    if isinstance(message, RawJSON):
+        return message
+    if isinstance(message, dict) and any(isinstance(v, RawJSON | dict) for v in message.values()):
+        if _contains_raw(message):
+            return "{" + ",".join(f"{_dumps(k)}:{encode(v)}" for k, v in message.items()) + "}"
+    return _dumps(message)
+
+
+def _contains_raw(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, RawJSON):
+        return True
+    if isinstance(value, dict) and depth < 2:
+        return any(_contains_raw(v, depth + 1) for v in value.values())
+    return False

@@ -1,0 +1,352 @@
+"""The MCP method table and the single place where exceptions become wire objects."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp_tools import __version__, permissions
+from mcp_tools.catalog import Entry, catalog, decode_cursor, encode_cursor
+from mcp_tools.conf import mcp_settings
+from mcp_tools.context import Context
+from mcp_tools.exceptions import (
+    InvalidArguments,
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+    ProtocolError,
+    ToolError,
+    UnknownTool,
+    UnsupportedProtocolVersion,
+)
+from mcp_tools.executors import execute
+from mcp_tools.protocol import jsonrpc, shapes
+from mcp_tools.protocol import versions as v
+from mcp_tools.protocol.jsonrpc import Invalid, Message, Notification, RawJSON, Request
+from mcp_tools.protocol.versions import Revision
+from mcp_tools.session import InFlight, Listen, Session
+
+logger = logging.getLogger("mcp_tools")
+
+GENERIC_FAILURE = "The tool failed with an internal error."
+Handler = Callable[[Session, Request, Revision | None], Awaitable[dict[str, Any]]]
+# Requests that may run long go to their own task so that cancellation and other requests proceed.
+_CONCURRENT = frozenset({"tools/call", "subscriptions/listen"})
+
+
+def server_info() -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "name": mcp_settings.SERVER_NAME,
+        "version": mcp_settings.SERVER_VERSION or __version__,
+    }
+    if mcp_settings.SERVER_TITLE:
+        info["title"] = mcp_settings.SERVER_TITLE
+    if mcp_settings.WEBSITE_URL:
+        info["websiteUrl"] = mcp_settings.WEBSITE_URL
+    return info
+
+
+def capabilities(session: Session, *, modern: bool = False) -> dict[str, Any]:
+    tools: dict[str, Any] = {"listChanged": True} if session.can_notify else {}
+    caps: dict[str, Any] = {"tools": tools}
+    if modern and session.can_notify:
+        caps["subscriptions"] = {"notifications": {"toolsListChanged": True}}
+    return caps
+
+
+class Server:
+    """Dispatches decoded messages for a session; transports only move text in and out."""
+
+    def __init__(self) -> None:
+        self.methods: dict[str, Handler] = {
+            "initialize": self.initialize,
+            "ping": self.ping,
+            "server/discover": self.discover,
+            "tools/list": self.list_tools,
+            "tools/call": self.call_tool,
+            "subscriptions/listen": self.listen,
+        }
+
+    # Message stream entry (WebSocket, stdio) ---------------------------------------------------
+
+    async def receive(self, session: Session, text: str | bytes) -> None:
+        """Handle one frame: parse, dispatch, and emit every response on the session."""
+        if len(text) > mcp_settings.MAX_MESSAGE_BYTES:
+            size = mcp_settings.MAX_MESSAGE_BYTES
+            session.emit(jsonrpc.error(None, InvalidRequest(f"Message larger than {size} bytes")))
+            return
+        try:
+            decoded = jsonrpc.parse(text)
+            if jsonrpc.depth_exceeds(decoded, mcp_settings.MAX_DEPTH):
+                raise InvalidRequest(f"Message nested deeper than {mcp_settings.MAX_DEPTH} levels")
+        except ProtocolError as exc:
+            session.emit(jsonrpc.error(None, exc))
+            return
+        if isinstance(decoded, list):
+            await self._receive_batch(session, decoded)
+            return
+        message = jsonrpc.classify(decoded)
+        if isinstance(message, Request) and message.method in _CONCURRENT:
+            self._spawn(session, message)
+            return
+        response = await self.handle(session, message)
+        if response is not None:
+            session.emit(response)
+
+    async def _receive_batch(self, session: Session, items: list[Any]) -> None:
+        if not items or session.revision != v.V2025_03_26:
+            reason = "Empty batch" if not items else "Batches are not supported by the negotiated revision"
+            session.emit(jsonrpc.error(None, InvalidRequest(reason)))
+            return
+        messages = [jsonrpc.classify(item) for item in items]
+        if any(isinstance(m, Request) and m.method == "initialize" for m in messages):
+            session.emit(jsonrpc.error(None, InvalidRequest("initialize must not be part of a batch")))
+            return
+        results = await asyncio.gather(*(self.handle(session, m) for m in messages))
+        responses = [r for r in results if r is not None]
+        if responses:
+            session.emit(responses)
+
+    def _spawn(self, session: Session, request: Request) -> None:
+        if request.id in session.in_flight:
+            error = InvalidRequest(f"Request id {request.id!r} is already in use")
+            session.emit(jsonrpc.error(request.id, error))
+            return
+        task = asyncio.ensure_future(self._run_spawned(session, request))
+        session.in_flight[request.id] = InFlight(task)
+
+    async def _run_spawned(self, session: Session, request: Request) -> None:
+        try:
+            response = await self.handle(session, request)
+        finally:
+            session.in_flight.pop(request.id, None)
+        if response is not None:
+            session.emit(response)
+
+    # Single message entry (all transports) -----------------------------------------------------
+
+    async def handle(self, session: Session, message: Message) -> dict[str, Any] | None:
+        """The response to one message, or None for notifications and client responses."""
+        if isinstance(message, Invalid):
+            return jsonrpc.error(message.id, message.error)
+        if isinstance(message, Notification):
+            self.notify(session, message)
+            return None
+        if not isinstance(message, Request):
+            return None
+        try:
+            revision = self.request_revision(session, message)
+            handler = self.methods.get(message.method)
+            if handler is None or not self._method_exists(message.method, revision):
+                raise MethodNotFound(f"Method not found: {message.method}")
+            result = await handler(session, message, revision)
+        except ProtocolError as exc:
+            return jsonrpc.error(message.id, exc)
+        except Exception:
+            logger.exception("Unexpected error answering %s", message.method)
+            return jsonrpc.error(message.id, ProtocolError())
+        if revision is not None and revision.is_modern:
+            result.setdefault("resultType", "complete")
+            result.setdefault("_meta", {})[v.SERVER_INFO_META] = server_info()
+        return jsonrpc.result(message.id, result)
+
+    def request_revision(self, session: Session, request: Request) -> Revision | None:
+        """The revision a request speaks: from its ``_meta`` (modern) or the session (legacy)."""
+        if v.is_modern_request(request.params):
+            return self._modern_revision(session, request.params["_meta"])
+        if request.method == "server/discover":
+            raise InvalidParams("Missing _meta: server/discover needs the protocol version and capabilities")
+        if session.revision is None and request.method not in ("initialize", "ping"):
+            raise InvalidRequest("The session is not initialized: send initialize first")
+        return session.revision
+
+    def _modern_revision(self, session: Session, meta: dict[str, Any]) -> Revision:
+        requested = meta.get(v.PROTOCOL_VERSION_META)
+        capabilities_ = meta.get(v.CLIENT_CAPABILITIES_META)
+        if not isinstance(capabilities_, dict):
+            raise InvalidParams(f"_meta must carry {v.CLIENT_CAPABILITIES_META} as an object")
+        if not isinstance(requested, str):
+            raise InvalidParams(f"_meta {v.PROTOCOL_VERSION_META} must be a string")
+        revision = v.lookup(requested)
+        if revision is None or not revision.is_modern:
+            data = {"supported": v.supported_modern_values(), "requested": requested}
+            raise UnsupportedProtocolVersion(data=data)
+        session.client_capabilities = capabilities_
+        return revision
+
+    @staticmethod
+    def _method_exists(method: str, revision: Revision | None) -> bool:
+        if revision is not None and revision.is_modern:
+            return method not in ("initialize", "ping")
+        return method not in ("server/discover", "subscriptions/listen")
+
+    def notify(self, session: Session, message: Notification) -> None:
+        if message.method == "notifications/initialized":
+            session.ready = session.initialized
+        elif message.method == "notifications/cancelled":
+            request_id = message.params.get("requestId")
+            if isinstance(request_id, int | str) and not isinstance(request_id, bool):
+                session.cancel(request_id, str(message.params.get("reason") or ""))
+
+    # Methods -----------------------------------------------------------------------------------
+
+    async def initialize(self, session: Session, request: Request, revision: Revision | None) -> dict[str, Any]:
+        if session.initialized:
+            raise InvalidRequest("The session is already initialized")
+        params = request.params
+        requested = params.get("protocolVersion")
+        negotiated = v.negotiate_legacy(requested)
+        if negotiated is None:
+            data = {"supported": v.supported_wire_values(), "requested": requested}
+            raise InvalidParams("Unsupported protocol version", data)
+        capabilities_ = params.get("capabilities", {})
+        client_info = params.get("clientInfo", {})
+        session.client_capabilities = capabilities_ if isinstance(capabilities_, dict) else {}
+        session.client_info = client_info if isinstance(client_info, dict) else {}
+        session.revision = negotiated
+        result: dict[str, Any] = {
+            "protocolVersion": negotiated.wire,
+            "capabilities": capabilities(session),
+            "serverInfo": self._legacy_server_info(negotiated),
+        }
+        if mcp_settings.INSTRUCTIONS and negotiated >= v.V2024_11_05:
+            result["instructions"] = mcp_settings.INSTRUCTIONS
+        return result
+
+    @staticmethod
+    def _legacy_server_info(revision: Revision) -> dict[str, Any]:
+        info = server_info()
+        if revision < v.V2025_06_18:
+            info.pop("title", None)
+        if revision < v.V2025_11_25:
+            info.pop("websiteUrl", None)
+        return info
+
+    async def ping(self, session: Session, request: Request, revision: Revision | None) -> dict[str, Any]:
+        return {}
+
+    async def discover(self, session: Session, request: Request, revision: Revision | None) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "supportedVersions": v.supported_modern_values(),
+            "capabilities": capabilities(session, modern=True),
+            "ttlMs": mcp_settings.LIST_TTL_MS,
+            "cacheScope": "private",
+        }
+        if mcp_settings.INSTRUCTIONS:
+            result["instructions"] = mcp_settings.INSTRUCTIONS
+        return result
+
+    async def list_tools(self, session: Session, request: Request, revision: Revision | None) -> dict[str, Any]:
+        assert revision is not None
+        snapshot = await catalog.get()
+        visible = self.visible(session, snapshot.entries)
+        offset = decode_cursor(request.params.get("cursor"), len(visible))
+        size = max(1, int(mcp_settings.PAGE_SIZE))
+        result: dict[str, Any] = {"tools": snapshot.page(visible, revision, offset, size)}
+        if offset + size < len(visible):
+            result["nextCursor"] = encode_cursor(offset + size)
+        if revision.is_modern:
+            result["ttlMs"] = mcp_settings.LIST_TTL_MS
+            result["cacheScope"] = "private"
+        return result
+
+    @staticmethod
+    def visible(session: Session, entries: tuple[Entry, ...]) -> tuple[Entry, ...]:
+        # The full tuple itself is returned when nothing is hidden, so its pages stay cached.
+        if all(permissions.may_use(session.user, e) for e in entries):
+            return entries
+        return tuple(e for e in entries if permissions.may_use(session.user, e))
+
+    async def find_tool(self, session: Session, name: Any) -> Entry:
+        if not isinstance(name, str):
+            raise InvalidParams('"name" must be a string')
+        snapshot = await catalog.get()
+        entry = snapshot.by_name.get(name)
+        if entry is None or not permissions.may_use(session.user, entry):
+            raise UnknownTool(name)
+        return entry
+
+    async def call_tool(self, session: Session, request: Request, revision: Revision | None) -> dict[str, Any]:
+        assert revision is not None
+        entry = await self.find_tool(session, request.params.get("name"))
+        arguments = request.params.get("arguments")
+        arguments = {} if arguments is None else arguments
+        try:
+            if not isinstance(arguments, dict):
+                raise InvalidArguments('"arguments" must be an object')
+            self.validate_arguments(entry, arguments)
+            result = await self.run(session, request, entry, arguments)
+        except InvalidArguments as exc:
+            if revision >= v.V2025_11_25:
+                return shapes.error_result(f"Invalid arguments: {exc}", revision)
+            raise InvalidParams("Invalid arguments", {"reason": str(exc)}) from None
+        if result.is_error and revision <= v.DRAFT:
+            text = " ".join(b.get("text", "") for b in result.content if b.get("type") == "text")
+            raise InvalidParams("Tool execution failed", {"reason": text or GENERIC_FAILURE})
+        return shapes.call_result(result, revision)
+
+    @staticmethod
+    def validate_arguments(entry: Entry, arguments: dict[str, Any]) -> None:
+        error = next(iter(entry.input_validator.iter_errors(arguments)), None)
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path)
+            raise InvalidArguments(f"{where}: {error.message}" if where else error.message)
+
+    async def run(self, session: Session, request: Request, entry: Entry, arguments: dict[str, Any]) -> Any:
+        meta = request.params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        ctx = Context(
+            user=session.user,
+            tool_name=entry.name,
+            request_id=request.id,
+            progress_token=token if isinstance(token, int | str) and not isinstance(token, bool) else None,
+            emit=session.emit,
+            transport=session.transport,
+            session_id=session.session_id,
+        )
+        running = session.in_flight.get(request.id)
+        if running is not None:
+            running.ctx = ctx
+        try:
+            result = await execute(entry, arguments, ctx)
+        except ToolError as exc:
+            return shapes.CallResult([{"type": "text", "text": str(exc)}], is_error=True, value=str(exc))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("Tool %s failed", entry.name)
+            return shapes.CallResult([{"type": "text", "text": GENERIC_FAILURE}], is_error=True)
+        return self.check_output(entry, result)
+
+    @staticmethod
+    def check_output(entry: Entry, result: shapes.CallResult) -> shapes.CallResult:
+        validator = entry.output_validator
+        if validator is None or result.is_error:
+            return result
+        error = next(iter(validator.iter_errors(result.structured if result.has_structured else None)), None)
+        if error is None:
+            return result
+        logger.error("Tool %s returned output that does not match its output schema: %s", entry.name, error.message)
+        return shapes.CallResult([{"type": "text", "text": GENERIC_FAILURE}], is_error=True)
+
+    async def listen(self, session: Session, request: Request, revision: Revision | None) -> dict[str, Any]:
+        wanted = request.params.get("notifications")
+        if not isinstance(wanted, dict):
+            raise InvalidParams('"notifications" must be an object')
+        honoured = {"toolsListChanged": True} if wanted.get("toolsListChanged") and session.can_notify else {}
+        listen = Listen(request.id, tools=bool(honoured))
+        session.listens[request.id] = listen
+        ack = {"notifications": honoured, "_meta": {v.SUBSCRIPTION_ID_META: request.id}}
+        session.emit(jsonrpc.notification("notifications/subscriptions/acknowledged", ack))
+        try:
+            await listen.ended.wait()
+        finally:
+            session.listens.pop(request.id, None)
+        return {"_meta": {v.SUBSCRIPTION_ID_META: request.id}}
+
+
+server = Server()
+
+__all__ = ["RawJSON", "Server", "server"]

@@ -1,0 +1,89 @@
+"""Per-connection state: negotiated revision, client capabilities, user, in-flight calls, listens."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_tools.context import Context
+from mcp_tools.protocol.jsonrpc import RequestId, notification
+from mcp_tools.protocol.versions import SUBSCRIPTION_ID_META, Revision
+
+LIST_CHANGED = "notifications/tools/list_changed"
+Emit = Callable[[Any], None]
+
+
+@dataclass
+class InFlight:
+    task: asyncio.Task[Any]
+    ctx: Context | None = None
+
+
+@dataclass
+class Listen:
+    """A modern ``subscriptions/listen`` request held open until cancelled or closed."""
+
+    request_id: RequestId
+    tools: bool
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class Session:
+    """What the server knows of one client connection (or, for stateless HTTP, one request)."""
+
+    def __init__(
+        self,
+        *,
+        transport: str,
+        user: Any,
+        emit: Emit,
+        session_id: str = "",
+        can_notify: bool = False,
+        token: Any = None,
+    ) -> None:
+        self.transport = transport
+        self.user = user
+        self.token = token
+        self.emit = emit
+        self.session_id = session_id
+        self.can_notify = can_notify
+        self.revision: Revision | None = None
+        self.client_capabilities: dict[str, Any] = {}
+        self.client_info: dict[str, Any] = {}
+        self.ready = False
+        self.in_flight: dict[RequestId, InFlight] = {}
+        self.listens: dict[RequestId, Listen] = {}
+
+    @property
+    def initialized(self) -> bool:
+        return self.revision is not None
+
+    def tools_changed(self) -> None:
+        """Tell the client its tool list changed: on the session (legacy) and on each listen (modern)."""
+        if self.initialized and self.can_notify:
+            self.emit(notification(LIST_CHANGED))
+        for listen in self.listens.values():
+            if listen.tools:
+                self.emit(notification(LIST_CHANGED, {"_meta": {SUBSCRIPTION_ID_META: listen.request_id}}))
+
+    def cancel(self, request_id: Any, reason: str = "") -> bool:
+        """Stop an in-flight request; returns whether one was running."""
+        listen = self.listens.pop(request_id, None)
+        if listen is not None:
+            listen.ended.set()
+        running = self.in_flight.pop(request_id, None)
+        if running is None:
+            return listen is not None
+        if running.ctx is not None:
+            running.ctx.cancel()
+        running.task.cancel(reason or None)
+        return True
+
+    def close(self) -> None:
+        for request_id in list(self.in_flight):
+            self.cancel(request_id, "connection closed")
+        for listen in self.listens.values():
+            listen.ended.set()
+        self.listens.clear()

@@ -1,0 +1,1 @@
+"""Thin adapters that move MCP messages between a transport and the protocol core."""

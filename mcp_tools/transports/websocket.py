@@ -1,0 +1,101 @@
+"""MCP over a WebSocket: one JSON-RPC message per text frame, subprotocol ``mcp``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.consumer import get_handler_name
+
+from mcp_tools import permissions
+from mcp_tools.authentication import AuthenticationFailed, authenticate
+from mcp_tools.catalog import catalog
+from mcp_tools.exceptions import InvalidRequest
+from mcp_tools.notifications import channel_layer, group_name
+from mcp_tools.origins import scope_problem
+from mcp_tools.protocol.jsonrpc import error
+from mcp_tools.server import server
+from mcp_tools.session import Session
+from mcp_tools.transports.outbox import Outbox
+
+SUBPROTOCOL = "mcp"
+
+
+class MCPWebsocketConsumer(AsyncWebsocketConsumer):
+    """Serves one MCP session per WebSocket connection."""
+
+    session: Session | None = None
+    outbox: Outbox | None = None
+    joined_group = False
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        # Channels closes old DB connections before every message through a thread hop; every ORM
+        # call here already goes through database_sync_to_async, which does that itself.
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
+
+    async def connect(self) -> None:
+        problem = scope_problem(self.scope)
+        if problem is not None:
+            await self.refuse(403, f"Forbidden {problem}")
+            return
+        try:
+            user, token = await database_sync_to_async(authenticate)(self.scope)
+        except AuthenticationFailed as exc:
+            await self.refuse(401, str(exc))
+            return
+        if not permissions.may_connect(user):
+            await self.refuse(401, "Authentication required")
+            return
+        layer = channel_layer()
+        if layer is not None:
+            await layer.group_add(group_name(), self.channel_name)
+            self.joined_group = True
+        self.outbox = Outbox(self.send_text)
+        self.session = Session(
+            transport="websocket", user=user, token=token, emit=self.outbox.put, can_notify=layer is not None
+        )
+        offered = self.scope.get("subprotocols") or []
+        await self.accept(SUBPROTOCOL if SUBPROTOCOL in offered else None)
+
+    async def refuse(self, status: int, reason: str) -> None:
+        """Deny the handshake with an HTTP status where the server supports it, else close (403)."""
+        if "websocket.http.response" not in self.scope.get("extensions", {}):
+            await self.close()
+            return
+        headers = [(b"content-type", b"application/json")]
+        if status == 401:
+            headers.append((b"www-authenticate", b'Bearer realm="mcp"'))
+        body = json.dumps({"error": reason}).encode()
+        await self.base_send({"type": "websocket.http.response.start", "status": status, "headers": headers})
+        await self.base_send({"type": "websocket.http.response.body", "body": body})
+
+    async def send_text(self, text: str) -> None:
+        await self.send(text_data=text)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.session is None:
+            return
+        if text_data is None:
+            self.session.emit(error(None, InvalidRequest("Binary frames are not supported; send text")))
+            return
+        await server.receive(self.session, text_data)
+
+    async def disconnect(self, code: int) -> None:
+        if self.session is not None:
+            self.session.close()
+        if self.outbox is not None:
+            self.outbox.close()
+        if self.joined_group:
+            layer = channel_layer()
+            if layer is not None:
+                await layer.group_discard(group_name(), self.channel_name)
+
+    async def mcp_tools_changed(self, event: dict[str, Any]) -> None:
+        catalog.invalidate(str(event.get("stamp", "")))
+        if self.session is not None:
+            self.session.tools_changed()

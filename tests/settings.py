@@ -1,0 +1,81 @@
+"""Settings for the test suite: SQLite and the in-memory layer unless the service URLs are set."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import urlsplit
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+SECRET_KEY = "tests-only-secret"
+DEBUG = False
+ALLOWED_HOSTS = ["testserver", "127.0.0.1", "localhost", "[::1]"]
+USE_TZ = True
+ROOT_URLCONF = "tests.urls"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+ASGI_APPLICATION = "tests.asgi.application"
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "mcp_tools",
+    "tests.testapp",
+]
+MIDDLEWARE = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+]
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+STATIC_URL = "/static/"
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def _database(url: str | None) -> dict[str, object]:
+    if not url:
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "tests-db.sqlite3", "TEST": {"NAME": None}}
+    parts = urlsplit(url)
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": parts.path.lstrip("/") or "postgres",
+        "USER": parts.username or "postgres",
+        "PASSWORD": parts.password or "",
+        "HOST": parts.hostname or "127.0.0.1",
+        "PORT": parts.port or 5432,
+    }
+
+
+DATABASES = {"default": _database(os.environ.get("MCP_TEST_DATABASE_URL"))}
+
+REDIS_URL = os.environ.get("MCP_TEST_REDIS_URL")
+CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+MCP_TOOLS: dict[str, object] = {"PAGE_SIZE": 5}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {"mcp_tools": {"handlers": ["console"], "level": "WARNING"}},
+}

@@ -1,0 +1,109 @@
+"""Registered callables the tests call."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+from mcp_tools import Context, ToolError, tool
+from mcp_tools.content import ToolResult, image, text
+
+
+@tool(title="Add two integers", annotations={"readOnlyHint": True})
+async def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: The first addend.
+        b: The second addend.
+    """
+    return a + b
+
+
+@tool
+def multiply(x: float, y: float = 2.0) -> float:
+    """Multiply two numbers in a worker thread."""
+    return x * y
+
+
+@tool
+def greet(name: str, punctuation: Literal["!", "."] = "!", shout: bool | None = None) -> str:
+    """Greet someone by name."""
+    greeting = f"Hello, {name}{punctuation}"
+    return greeting.upper() if shout else greeting
+
+
+@tool
+def whoami(ctx: Context) -> dict[str, str]:
+    """The calling user's name."""
+    return {"username": ctx.user.get_username()}
+
+
+@tool
+def fail_politely(reason: str = "nope") -> str:
+    """Always raise a ToolError."""
+    raise ToolError(f"Refused: {reason}")
+
+
+@tool
+def crash() -> str:
+    """Always raise an unexpected exception whose text must not reach the client."""
+    raise RuntimeError("secret database password is hunter2")
+
+
+@tool
+def tags(items: list[str]) -> list[str]:
+    """Sort and deduplicate tags."""
+    return sorted(set(items))
+
+
+@tool
+async def slow_count(ctx: Context, steps: int = 3) -> dict[str, int]:
+    """Count up, reporting progress; waits for release between steps so tests control it."""
+    for step in range(1, steps + 1):
+        ctx.report_progress(step, steps, f"step {step}")
+        await gate.wait()
+    return {"counted": steps}
+
+
+@tool
+def sync_progress(ctx: Context, steps: int = 3) -> str:
+    """Report progress from a worker thread."""
+    for step in range(1, steps + 1):
+        ctx.report_progress(step, steps)
+    return "done"
+
+
+@tool
+def picture() -> ToolResult:
+    """Two content blocks: text and a one-pixel image."""
+    return ToolResult(content=[text("a picture"), image(b"\x89PNG\r\n\x1a\n", "image/png")])
+
+
+@tool(output_schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
+def broken_output() -> dict[str, str]:
+    """Returns output that breaks its declared output schema."""
+    return {"n": "not a number"}
+
+
+class Gate:
+    """An event the tests open to let ``slow_count`` proceed; a fresh asyncio.Event per loop."""
+
+    def __init__(self) -> None:
+        self.event: asyncio.Event | None = None
+
+    def reset(self) -> None:
+        self.event = asyncio.Event()
+
+    def open(self) -> None:
+        if self.event is not None:
+            self.event.set()
+
+    async def wait(self) -> None:
+        if self.event is None:
+            self.reset()
+        assert self.event is not None
+        await self.event.wait()
+
+
+gate = Gate()
