@@ -32,9 +32,31 @@ class ToolForm(forms.ModelForm):
 
     class Meta:
         model = Tool
-        fields = "__all__"
-        field_classes = {"input_schema": PrettyJSONField, "output_schema": PrettyJSONField, "icons": PrettyJSONField}
-        widgets = {"input_schema": JSON_WIDGET, "output_schema": JSON_WIDGET, "icons": forms.Textarea(attrs={"rows": 3})}
+        fields = (
+            "name",
+            "title",
+            "description",
+            "enabled",
+            "kind",
+            "callable_name",
+            "input_schema",
+            "output_schema",
+            "read_only_hint",
+            "destructive_hint",
+            "idempotent_hint",
+            "open_world_hint",
+            "icons",
+        )
+        field_classes = {
+            "input_schema": PrettyJSONField,
+            "output_schema": PrettyJSONField,
+            "icons": PrettyJSONField,
+        }
+        widgets = {
+            "input_schema": JSON_WIDGET,
+            "output_schema": JSON_WIDGET,
+            "icons": forms.Textarea(attrs={"rows": 3}),
+        }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -68,7 +90,10 @@ class ToolAdmin(admin.ModelAdmin):
             _("Annotations"),
             {"fields": ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint", "icons")},
         ),
-        (_("Preview"), {"fields": ("definition_preview", "created_at", "updated_at"), "classes": ("collapse",)}),
+        (
+            _("Preview"),
+            {"fields": ("definition_preview", "created_at", "updated_at"), "classes": ("collapse",)},
+        ),
     )
 
     @admin.display(description=_("tools/list entry (latest revision)"))
@@ -112,10 +137,10 @@ class AccessTokenAdmin(admin.ModelAdmin):
     autocomplete_fields = ("user",)
     date_hierarchy = "created_at"
 
-    def get_fields(self, request: HttpRequest, obj: AccessToken | None = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: AccessToken | None = None) -> tuple[str, ...]:
         if obj is None:
-            return ["user", "name", "expires_at"]
-        return ["user", "name", "hint", "expires_at", "created_at", "last_used_at"]
+            return ("user", "name", "expires_at")
+        return ("user", "name", "hint", "expires_at", "created_at", "last_used_at")
 
     def get_readonly_fields(self, request: HttpRequest, obj: AccessToken | None = None) -> list[str]:
         readonly = list(self.readonly_fields)

@@ -69,7 +69,9 @@ class Snapshot:
         cacheable = visible is self.entries
         if cacheable and key in self._pages:
             return self._pages[key]
-        body = RawJSON("[" + ",".join(e.definition_json(revision) for e in visible[offset : offset + size]) + "]")
+        body = RawJSON(
+            "[" + ",".join(e.definition_json(revision) for e in visible[offset : offset + size]) + "]"
+        )
         if cacheable:
             self._pages[key] = body
         return body

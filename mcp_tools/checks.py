@@ -19,7 +19,9 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
     if not isinstance(value, dict):
         return [
             checks.Error(
-                f"{SETTING_NAME} must be a dict.", hint="Set MCP_TOOLS = {...} in your settings.", id="mcp_tools.E001"
+                f"{SETTING_NAME} must be a dict.",
+                hint="Set MCP_TOOLS = {...} in your settings.",
+                id="mcp_tools.E001",
             )
         ]
     messages: list[checks.CheckMessage] = [
@@ -61,10 +63,13 @@ def _import_string_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
 def _positive_int_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
     return [
         checks.Error(
-            f"{SETTING_NAME}[{name!r}] must be a positive integer.", hint=f"Default: {DEFAULTS[name]}.", id="mcp_tools.E004"
+            f"{SETTING_NAME}[{name!r}] must be a positive integer.",
+            hint=f"Default: {DEFAULTS[name]}.",
+            id="mcp_tools.E004",
         )
         for name in POSITIVE_INTS
-        if name in value and (not isinstance(value[name], int) or isinstance(value[name], bool) or value[name] < 1)
+        if name in value
+        and (not isinstance(value[name], int) or isinstance(value[name], bool) or value[name] < 1)
     ]
 
 
@@ -84,7 +89,7 @@ def check_channel_layer(app_configs: Any = None, **kwargs: Any) -> list[checks.C
         ]
     return [
         checks.Warning(
-            "No channel layer is configured: connected clients will not hear notifications/tools/list_changed.",
+            "No channel layer is configured: clients will not hear notifications/tools/list_changed.",
             hint="Set CHANNEL_LAYERS (channels_redis in production, InMemoryChannelLayer for one process).",
             id="mcp_tools.W001",
         )
@@ -92,7 +97,9 @@ def check_channel_layer(app_configs: Any = None, **kwargs: Any) -> list[checks.C
 
 
 @checks.register(checks.Tags.database, deploy=False)
-def check_tool_callables(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+def check_tool_callables(
+    app_configs: Any = None, databases: Any = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
     if not databases:
         return []
     from django.db import DatabaseError

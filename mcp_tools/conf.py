@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.utils.module_loading import import_string
 from django.core.signals import setting_changed
 from django.dispatch import receiver
+from django.utils.module_loading import import_string
 
 SETTING_NAME = "MCP_TOOLS"
 

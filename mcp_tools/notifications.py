@@ -14,6 +14,7 @@ from mcp_tools.catalog import catalog
 from mcp_tools.conf import mcp_settings
 
 EVENT_TYPE = "mcp.tools_changed"
+_background: set[asyncio.Task[Any]] = set()
 
 
 def channel_layer() -> BaseChannelLayer | None:
@@ -45,4 +46,6 @@ def publish_tools_changed() -> None:
     except RuntimeError:
         async_to_sync(layer.group_send)(group_name(), event)
     else:
-        loop.create_task(layer.group_send(group_name(), event))
+        task = loop.create_task(layer.group_send(group_name(), event))
+        _background.add(task)
+        task.add_done_callback(_background.discard)

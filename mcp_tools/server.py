@@ -192,7 +192,9 @@ class Server:
 
     # Methods -----------------------------------------------------------------------------------
 
-    async def initialize(self, session: Session, request: Request, revision: Revision | None) -> dict[str, Any]:
+    async def initialize(
+        self, session: Session, request: Request, revision: Revision | None
+    ) -> dict[str, Any]:
         if session.initialized:
             raise InvalidRequest("The session is already initialized")
         params = request.params
@@ -238,7 +240,9 @@ class Server:
             result["instructions"] = mcp_settings.INSTRUCTIONS
         return result
 
-    async def list_tools(self, session: Session, request: Request, revision: Revision | None) -> dict[str, Any]:
+    async def list_tools(
+        self, session: Session, request: Request, revision: Revision | None
+    ) -> dict[str, Any]:
         assert revision is not None
         snapshot = await catalog.get()
         visible = self.visible(session, snapshot.entries)
@@ -268,7 +272,9 @@ class Server:
             raise UnknownTool(name)
         return entry
 
-    async def call_tool(self, session: Session, request: Request, revision: Revision | None) -> dict[str, Any]:
+    async def call_tool(
+        self, session: Session, request: Request, revision: Revision | None
+    ) -> dict[str, Any]:
         assert revision is not None
         entry = await self.find_tool(session, request.params.get("name"))
         arguments = request.params.get("arguments")
@@ -328,7 +334,9 @@ class Server:
         error = next(iter(validator.iter_errors(result.structured if result.has_structured else None)), None)
         if error is None:
             return result
-        logger.error("Tool %s returned output that does not match its output schema: %s", entry.name, error.message)
+        logger.error(
+            "Tool %s returned output that does not match its output schema: %s", entry.name, error.message
+        )
         return shapes.CallResult([{"type": "text", "text": GENERIC_FAILURE}], is_error=True)
 
     async def listen(self, session: Session, request: Request, revision: Revision | None) -> dict[str, Any]:

@@ -47,10 +47,10 @@ def type_schema(hint: Any) -> dict[str, Any]:
     if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
         return {"type": "array", "prefixItems": [type_schema(a) for a in args], "items": False}
     if origin in (list, tuple, set, frozenset, typing.Sequence):
-        schema: dict[str, Any] = {"type": "array"}
+        array: dict[str, Any] = {"type": "array"}
         if args and args[0] is not Any:
-            schema["items"] = type_schema(args[0])
-        return schema
+            array["items"] = type_schema(args[0])
+        return array
     if origin is dict:
         schema = {"type": "object"}
         if len(args) == 2 and args[1] is not Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from mcp_tools.exceptions import InvalidRequest, ParseError, ProtocolError
 
@@ -74,7 +74,7 @@ def depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
-def _valid_id(value: Any) -> bool:
+def _valid_id(value: Any) -> TypeGuard[RequestId]:
     return isinstance(value, int | str) and not isinstance(value, bool)
 
 
@@ -129,9 +129,8 @@ def encode(message: Any) -> str:
         return "[" + ",".join(encode(item) for item in message) + "]"
     if isinstance(message, RawJSON):
         return message
-    if isinstance(message, dict) and any(isinstance(v, RawJSON | dict) for v in message.values()):
-        if _contains_raw(message):
-            return "{" + ",".join(f"{_dumps(k)}:{encode(v)}" for k, v in message.items()) + "}"
+    if isinstance(message, dict) and _contains_raw(message):
+        return "{" + ",".join(f"{_dumps(k)}:{encode(v)}" for k, v in message.items()) + "}"
     return _dumps(message)
 
 

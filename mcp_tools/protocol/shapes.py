@@ -50,7 +50,9 @@ def definition(spec: ToolSpec, revision: Revision) -> dict[str, Any]:
     if revision >= v.V2025_06_18 and spec.output_schema is not None:
         out["outputSchema"] = spec.output_schema
     if revision >= v.V2025_03_26:
-        annotations = {k: spec.annotations[k] for k in ANNOTATION_HINTS if k in spec.annotations}
+        annotations: dict[str, Any] = {
+            k: spec.annotations[k] for k in ANNOTATION_HINTS if k in spec.annotations
+        }
         if spec.title:
             annotations = {"title": spec.title, **annotations}
         if annotations:
@@ -88,9 +90,9 @@ def call_result(result: CallResult, revision: Revision) -> dict[str, Any]:
             value = "\n".join(b.get("text", "") for b in result.content if b.get("type") == "text")
         return {"toolResult": value}
     out: dict[str, Any] = {"content": [_content_for(b, revision) for b in result.content]}
-    if result.has_structured and revision >= v.V2025_06_18:
-        if revision.is_modern or isinstance(result.structured, dict):
-            out["structuredContent"] = result.structured
+    structured_allowed = revision.is_modern or isinstance(result.structured, dict)
+    if result.has_structured and revision >= v.V2025_06_18 and structured_allowed:
+        out["structuredContent"] = result.structured
     out["isError"] = result.is_error
     if revision.is_modern:
         out["resultType"] = "complete"
@@ -99,4 +101,6 @@ def call_result(result: CallResult, revision: Revision) -> dict[str, Any]:
 
 def error_result(message: str, revision: Revision) -> dict[str, Any]:
     """An in-band ``isError`` result carrying one text block."""
-    return call_result(CallResult([{"type": "text", "text": message}], is_error=True, value=message), revision)
+    return call_result(
+        CallResult([{"type": "text", "text": message}], is_error=True, value=message), revision
+    )

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
-from channels.consumer import get_handler_name
 
 from mcp_tools import permissions
 from mcp_tools.authentication import AuthenticationFailed, authenticate

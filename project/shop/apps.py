@@ -1,0 +1,10 @@
+"""App configuration of the demo shop."""
+
+from django.apps import AppConfig
+
+
+class ShopConfig(AppConfig):
+    name = "project.shop"
+    label = "shop"
+    verbose_name = "Demo shop"
+    default_auto_field = "django.db.models.BigAutoField"

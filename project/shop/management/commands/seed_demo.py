@@ -1,0 +1,41 @@
+"""``seed_demo``: demo users and shop data, and optionally a fresh token for alice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandParser
+
+from project.shop.demo_data import seed
+
+
+class Command(BaseCommand):
+    help = "Create the demo users (admin, alice, bob) and shop data if missing. Safe to run repeatedly."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--token", action="store_true", help="Issue a new MCP access token for alice.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        result = seed()
+        if result.users_created:
+            self.stdout.write(f"Created users: {', '.join(result.users_created)}")
+        state = "Created" if result.shop_created else "Kept existing"
+        self.stdout.write(
+            f"{state} shop data: {result.customers} customers, {result.products} products, "
+            f"{result.orders} orders."
+        )
+        if options["token"]:
+            self.write_token()
+
+    def write_token(self) -> None:
+        from mcp_tools.models import AccessToken
+
+        alice = get_user_model().objects.get(username="alice")
+        _, raw = AccessToken.objects.issue(alice, name="demo")
+        self.stdout.write(
+            "\n"
+            "  Admin:           http://127.0.0.1:8000/admin/  (admin / admin; alice / alice; bob / bob)\n"
+            f"  Token for alice: {raw}\n"
+            "  The token is shown only once; `python manage.py mcp_token create alice` issues another.\n"
+        )

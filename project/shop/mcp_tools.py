@@ -1,0 +1,206 @@
+"""Demo tools over the shop; ``mcp_sync`` turns each registered function into a Tool row."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Literal, TypedDict
+
+from django.db.models import Count, DecimalField, F, Q, Sum
+
+from mcp_tools import Context, ToolError, tool
+from project.shop.models import Customer, Order
+
+READ_ONLY = {"readOnlyHint": True}
+CENT = Decimal("0.01")
+PROGRESS_EVERY = 50
+MAX_MISMATCHES = 50
+
+
+class LineRow(TypedDict):
+    product: str
+    sku: str
+    quantity: int
+    price: str
+
+
+class OrderSummary(TypedDict):
+    order_id: int
+    customer: str
+    status: str
+    total: str
+    created_at: str
+    lines: list[LineRow]
+
+
+class CustomerRevenue(TypedDict):
+    customer_id: int
+    name: str
+    orders: int
+    revenue: str
+
+
+class CustomerMatch(TypedDict):
+    customer_id: int
+    name: str
+    email: str
+    account_manager: str | None
+
+
+class StatusRevenue(TypedDict):
+    orders: int
+    revenue: str
+
+
+class Mismatch(TypedDict):
+    order_id: int
+    total: str
+    lines_total: str
+
+
+class AuditReport(TypedDict):
+    checked: int
+    mismatched: int
+    mismatches: list[Mismatch]
+    cancelled: bool
+
+
+def money(value: Decimal | None) -> str:
+    return str((value or Decimal(0)).quantize(CENT))
+
+
+def check_limit(limit: int, maximum: int) -> None:
+    if not 1 <= limit <= maximum:
+        raise ToolError(f"limit must be between 1 and {maximum}.")
+
+
+@tool(title="Add two integers", annotations=READ_ONLY)
+async def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: The first addend.
+        b: The second addend.
+    """
+    return a + b
+
+
+@tool(title="Order summary", annotations=READ_ONLY)
+def order_summary(order_id: int) -> OrderSummary:
+    """Describe one order: its customer, status, total and lines.
+
+    Args:
+        order_id: The order number.
+    """
+    try:
+        order = Order.objects.select_related("customer").get(pk=order_id)
+    except Order.DoesNotExist:
+        raise ToolError(f"Order {order_id} does not exist.") from None
+    lines = order.lines.select_related("product").order_by("pk")
+    return {
+        "order_id": order.pk,
+        "customer": order.customer.name,
+        "status": order.status,
+        "total": money(order.total),
+        "created_at": order.created_at.isoformat(),
+        "lines": [
+            {
+                "product": line.product.name,
+                "sku": line.product.sku,
+                "quantity": line.quantity,
+                "price": money(line.price),
+            }
+            for line in lines
+        ],
+    }
+
+
+@tool(title="Top customers by revenue", annotations=READ_ONLY)
+def top_customers(limit: int = 5, status: Literal["paid", "shipped"] | None = None) -> list[CustomerRevenue]:
+    """Rank customers by the revenue of their paid and shipped orders.
+
+    Args:
+        limit: How many customers to return (1-100).
+        status: Count only orders in this status; both paid and shipped when omitted.
+    """
+    check_limit(limit, 100)
+    statuses = [status] if status else [Order.Status.PAID, Order.Status.SHIPPED]
+    customers = (
+        Customer.objects.filter(orders__status__in=statuses)
+        .annotate(order_count=Count("orders"), revenue=Sum("orders__total"))
+        .order_by("-revenue", "pk")[:limit]
+    )
+    return [
+        {"customer_id": c.pk, "name": c.name, "orders": c.order_count, "revenue": money(c.revenue)}
+        for c in customers
+    ]
+
+
+@tool(title="Revenue by order status", annotations=READ_ONLY)
+def revenue_by_status() -> dict[str, StatusRevenue]:
+    """Count orders and sum their totals for each order status."""
+    rows = Order.objects.values("status").annotate(orders=Count("pk"), revenue=Sum("total")).order_by()
+    found = {row["status"]: (row["orders"], row["revenue"]) for row in rows}
+    summary: dict[str, StatusRevenue] = {}
+    for status in Order.Status.values:
+        orders, revenue = found.get(status, (0, None))
+        summary[status] = {"orders": orders, "revenue": money(revenue)}
+    return summary
+
+
+@tool(title="Find customers", annotations=READ_ONLY)
+def find_customers(query: str, limit: int = 10) -> list[CustomerMatch]:
+    """Find customers whose name or email contains the query text.
+
+    Args:
+        query: Text to look for in names and emails (case-insensitive).
+        limit: How many customers to return at most (1-50).
+    """
+    check_limit(limit, 50)
+    query = query.strip()
+    if not query:
+        raise ToolError("query must not be empty.")
+    customers = (
+        Customer.objects.filter(Q(name__icontains=query) | Q(email__icontains=query))
+        .select_related("account_manager")
+        .order_by("name", "pk")[:limit]
+    )
+    return [
+        {
+            "customer_id": c.pk,
+            "name": c.name,
+            "email": c.email,
+            "account_manager": c.account_manager.get_username() if c.account_manager else None,
+        }
+        for c in customers
+    ]
+
+
+@tool(title="Audit order totals", annotations=READ_ONLY)
+def audit_order_totals(ctx: Context) -> AuditReport:
+    """Compare every order's total with the sum of its lines; reports progress and can be cancelled."""
+    lines_total = Sum(
+        F("lines__quantity") * F("lines__price"), output_field=DecimalField(max_digits=12, decimal_places=2)
+    )
+    orders = (
+        Order.objects.annotate(lines_total=lines_total)
+        .order_by("pk")
+        .values_list("pk", "total", "lines_total")
+    )
+    count = Order.objects.count()
+    report: AuditReport = {"checked": 0, "mismatched": 0, "mismatches": [], "cancelled": False}
+    for order_id, total, summed in orders.iterator(chunk_size=500):
+        if ctx.cancelled:
+            report["cancelled"] = True
+            break
+        report["checked"] += 1
+        if money(total) != money(summed):
+            report["mismatched"] += 1
+            if len(report["mismatches"]) < MAX_MISMATCHES:
+                report["mismatches"].append(
+                    {"order_id": order_id, "total": money(total), "lines_total": money(summed)}
+                )
+        if report["checked"] % PROGRESS_EVERY == 0:
+            ctx.report_progress(report["checked"], total=count, message=f"{report['checked']} orders checked")
+    if report["checked"] % PROGRESS_EVERY:
+        ctx.report_progress(report["checked"], total=count, message=f"{report['checked']} orders checked")
+    return report

@@ -1,0 +1,14 @@
+"""URLs of the demo site: the admin and the landing page (MCP routes live in ``project.asgi``)."""
+
+from django.contrib import admin
+from django.contrib.staticfiles.urls import staticfiles_urlpatterns
+from django.urls import path
+
+from project.shop.views import LandingView
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("", LandingView.as_view(), name="landing"),
+]
+# uvicorn does not serve static files; with DEBUG on, Django serves the admin's own.
+urlpatterns += staticfiles_urlpatterns()
