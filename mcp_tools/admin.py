@@ -7,13 +7,14 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from mcp_tools.catalog import entry_from_row
-from mcp_tools.models import AccessToken, Tool, hash_token, new_token_secret
+from mcp_tools.models import AccessToken, Tool, default_input_schema, hash_token, new_token_secret
 from mcp_tools.protocol import versions
 from mcp_tools.registry import registry
 
@@ -72,6 +73,11 @@ class ToolForm(forms.ModelForm):
             'JSON Schema with root "type": "object". Leave empty to use the registered callable\'s schema.'
         )
 
+    def clean_input_schema(self) -> Any:
+        # Left empty: Tool.clean puts the callable's schema in its place; other kinds take no arguments.
+        value = self.cleaned_data.get("input_schema")
+        return default_input_schema() if value is None else value
+
 
 @admin.register(Tool)
 class ToolAdmin(admin.ModelAdmin):
@@ -112,12 +118,14 @@ class ToolAdmin(admin.ModelAdmin):
         self._set_enabled(request, queryset, False)
 
     def _set_enabled(self, request: HttpRequest, queryset: QuerySet[Tool], enabled: bool) -> None:
-        # Saving each row (rather than queryset.update) sends the change signals.
+        # Saving each row (rather than queryset.update) sends the change signals; one transaction
+        # makes them one list_changed.
         count = 0
-        for tool in queryset.exclude(enabled=enabled):
-            tool.enabled = enabled
-            tool.save(update_fields=["enabled", "updated_at"])
-            count += 1
+        with transaction.atomic(using=queryset.db):
+            for tool in queryset.exclude(enabled=enabled):
+                tool.enabled = enabled
+                tool.save(update_fields=["enabled", "updated_at"])
+                count += 1
         self.message_user(request, _("%(count)d tool(s) updated.") % {"count": count}, messages.SUCCESS)
 
 

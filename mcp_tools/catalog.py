@@ -31,6 +31,7 @@ class Entry:
     kind: str
     callable_name: str
     spec: shapes.ToolSpec
+    required_capabilities: dict[str, Any] = field(default_factory=dict)
     _definitions: dict[int, RawJSON] = field(default_factory=dict, repr=False)
 
     @property
@@ -69,9 +70,7 @@ class Snapshot:
         cacheable = visible is self.entries
         if cacheable and key in self._pages:
             return self._pages[key]
-        body = RawJSON(
-            "[" + ",".join(e.definition_json(revision) for e in visible[offset : offset + size]) + "]"
-        )
+        body = RawJSON("[" + ",".join(e.definition_json(revision) for e in visible[offset : offset + size]) + "]")
         if cacheable:
             self._pages[key] = body
         return body
@@ -87,7 +86,11 @@ def entry_from_row(row: Any) -> Entry:
         annotations=row.annotations,
         icons=tuple(row.icons or ()),
     )
-    return Entry(id=row.pk, kind=row.kind, callable_name=row.callable_name, spec=spec)
+    from mcp_tools.registry import registry
+
+    registered = registry.get(row.callable_name) if row.kind == "callable" else None
+    requires = dict(registered.requires) if registered is not None else {}
+    return Entry(id=row.pk, kind=row.kind, callable_name=row.callable_name, spec=spec, required_capabilities=requires)
 
 
 class Catalog:

@@ -68,8 +68,7 @@ def _positive_int_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
             id="mcp_tools.E004",
         )
         for name in POSITIVE_INTS
-        if name in value
-        and (not isinstance(value[name], int) or isinstance(value[name], bool) or value[name] < 1)
+        if name in value and (not isinstance(value[name], int) or isinstance(value[name], bool) or value[name] < 1)
     ]
 
 
@@ -97,9 +96,7 @@ def check_channel_layer(app_configs: Any = None, **kwargs: Any) -> list[checks.C
 
 
 @checks.register(checks.Tags.database, deploy=False)
-def check_tool_callables(
-    app_configs: Any = None, databases: Any = None, **kwargs: Any
-) -> list[checks.CheckMessage]:
+def check_tool_callables(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     if not databases:
         return []
     from django.db import DatabaseError

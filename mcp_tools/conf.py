@@ -28,6 +28,9 @@ DEFAULTS: dict[str, Any] = {
     "PERMISSION_CLASSES": ["mcp_tools.permissions.IsAuthenticated"],
     "ALLOWED_ORIGINS": [],
     "TOKEN_LAST_USED_INTERVAL": 60,
+    # Streamable HTTP
+    "SSE_KEEPALIVE_SECONDS": 15,
+    "SESSION_TTL_SECONDS": 86_400,
     # Abuse limits
     "MAX_MESSAGE_BYTES": 1_048_576,
     "MAX_DEPTH": 32,

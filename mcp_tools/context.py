@@ -55,9 +55,7 @@ class Context:
         if self._cancelled.is_set():
             raise CallCancelled(self.tool_name)
 
-    def report_progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
+    def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send ``notifications/progress`` when the client asked for it; otherwise do nothing."""
         if self.progress_token is None or self._emit is None or self.cancelled:
             return

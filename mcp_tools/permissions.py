@@ -28,9 +28,9 @@ class AllowAny(BasePermission):
 
 def may_connect(user: Any) -> bool:
     """Whether a caller may open an MCP session at all."""
-    if user is None or not getattr(user, "is_active", True):
-        return bool(user is None and mcp_settings.ALLOW_ANONYMOUS)
-    return bool(getattr(user, "is_authenticated", False) or mcp_settings.ALLOW_ANONYMOUS)
+    if user is None or not getattr(user, "is_authenticated", False):
+        return bool(mcp_settings.ALLOW_ANONYMOUS)
+    return bool(getattr(user, "is_active", True))
 
 
 def may_use(user: Any, tool: Any) -> bool:

@@ -31,6 +31,7 @@ class RegisteredTool:
     annotations: dict[str, bool] = field(default_factory=dict)
     is_async: bool = False
     takes_context: bool = False
+    requires: dict[str, Any] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -79,9 +80,14 @@ def build(
     input_schema: dict[str, Any] | None = None,
     output_schema: dict[str, Any] | None = None,
     annotations: dict[str, bool] | None = None,
+    requires: dict[str, Any] | None = None,
 ) -> RegisteredTool:
-    """Describe ``func`` as a tool: schemas from its signature unless given."""
-    key = name or func.__name__
+    """Describe ``func`` as a tool: schemas from its signature unless given.
+
+    ``requires`` names client capabilities the tool needs (``{"sampling": {}}``); 2026-07-28 clients
+    that do not declare them get -32021.
+    """
+    key = func.__name__ if name is None else name
     if not TOOL_NAME_RE.match(key):
         raise ValueError(f"Tool name {key!r} must be 1-64 characters of [A-Za-z0-9_.-]")
     parameters = inspect.signature(func).parameters
@@ -99,6 +105,7 @@ def build(
         annotations=dict(annotations or {}),
         is_async=inspect.iscoroutinefunction(func),
         takes_context=takes_context,
+        requires=dict(requires or {}),
     )
 
 
@@ -113,6 +120,7 @@ def tool(
     input_schema: dict[str, Any] | None = None,
     output_schema: dict[str, Any] | None = None,
     annotations: dict[str, bool] | None = None,
+    requires: dict[str, Any] | None = None,
 ) -> Callable[[F], F]: ...
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from mcp_tools import __version__, permissions
@@ -16,13 +17,13 @@ from mcp_tools.exceptions import (
     InvalidParams,
     InvalidRequest,
     MethodNotFound,
+    MissingClientCapability,
     ProtocolError,
     ToolError,
     UnknownTool,
-    UnsupportedProtocolVersion,
 )
 from mcp_tools.executors import execute
-from mcp_tools.protocol import jsonrpc, shapes
+from mcp_tools.protocol import jsonrpc, modern, shapes
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.jsonrpc import Invalid, Message, Notification, RawJSON, Request
 from mcp_tools.protocol.versions import Revision
@@ -31,9 +32,21 @@ from mcp_tools.session import InFlight, Listen, Session
 logger = logging.getLogger("mcp_tools")
 
 GENERIC_FAILURE = "The tool failed with an internal error."
-Handler = Callable[[Session, Request, Revision | None], Awaitable[dict[str, Any]]]
 # Requests that may run long go to their own task so that cancellation and other requests proceed.
 _CONCURRENT = frozenset({"tools/call", "subscriptions/listen"})
+_MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})
+_LEGACY_ONLY = frozenset({"initialize", "ping"})
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What one request speaks: its revision and the capabilities its client declared."""
+
+    revision: Revision
+    client_capabilities: dict[str, Any]
+
+
+Handler = Callable[[Session, Request, Scope], Awaitable[dict[str, Any]]]
 
 
 def server_info() -> dict[str, Any]:
@@ -48,12 +61,8 @@ def server_info() -> dict[str, Any]:
     return info
 
 
-def capabilities(session: Session, *, modern: bool = False) -> dict[str, Any]:
-    tools: dict[str, Any] = {"listChanged": True} if session.can_notify else {}
-    caps: dict[str, Any] = {"tools": tools}
-    if modern and session.can_notify:
-        caps["subscriptions"] = {"notifications": {"toolsListChanged": True}}
-    return caps
+def capabilities(session: Session) -> dict[str, Any]:
+    return {"tools": {"listChanged": True} if session.can_notify else {}}
 
 
 class Server:
@@ -73,7 +82,9 @@ class Server:
 
     async def receive(self, session: Session, text: str | bytes) -> None:
         """Handle one frame: parse, dispatch, and emit every response on the session."""
-        if len(text) > mcp_settings.MAX_MESSAGE_BYTES:
+        # The limit is in bytes; a str of non-ASCII characters is longer once encoded.
+        size_in_bytes = len(text) if isinstance(text, bytes) or text.isascii() else len(text.encode())
+        if size_in_bytes > mcp_settings.MAX_MESSAGE_BYTES:
             size = mcp_settings.MAX_MESSAGE_BYTES
             session.emit(jsonrpc.error(None, InvalidRequest(f"Message larger than {size} bytes")))
             return
@@ -85,7 +96,7 @@ class Server:
             session.emit(jsonrpc.error(None, exc))
             return
         if isinstance(decoded, list):
-            await self._receive_batch(session, decoded)
+            await self.receive_batch(session, decoded)
             return
         message = jsonrpc.classify(decoded)
         if isinstance(message, Request) and message.method in _CONCURRENT:
@@ -95,7 +106,8 @@ class Server:
         if response is not None:
             session.emit(response)
 
-    async def _receive_batch(self, session: Session, items: list[Any]) -> None:
+    async def receive_batch(self, session: Session, items: list[Any]) -> None:
+        """Handle a JSON array of messages; only the 2025-03-26 revision allows them."""
         if not items or session.revision != v.V2025_03_26:
             reason = "Empty batch" if not items else "Batches are not supported by the negotiated revision"
             session.emit(jsonrpc.error(None, InvalidRequest(reason)))
@@ -137,50 +149,35 @@ class Server:
         if not isinstance(message, Request):
             return None
         try:
-            revision = self.request_revision(session, message)
-            handler = self.methods.get(message.method)
-            if handler is None or not self._method_exists(message.method, revision):
-                raise MethodNotFound(f"Method not found: {message.method}")
-            result = await handler(session, message, revision)
+            scope = self.scope(session, message)
+            result = await self.methods[message.method](session, message, scope)
         except ProtocolError as exc:
             return jsonrpc.error(message.id, exc)
         except Exception:
             logger.exception("Unexpected error answering %s", message.method)
             return jsonrpc.error(message.id, ProtocolError())
-        if revision is not None and revision.is_modern:
+        if scope.revision.is_modern:
             result.setdefault("resultType", "complete")
             result.setdefault("_meta", {})[v.SERVER_INFO_META] = server_info()
         return jsonrpc.result(message.id, result)
 
-    def request_revision(self, session: Session, request: Request) -> Revision | None:
-        """The revision a request speaks: from its ``_meta`` (modern) or the session (legacy)."""
-        if v.is_modern_request(request.params):
-            return self._modern_revision(session, request.params["_meta"])
-        if request.method == "server/discover":
-            raise InvalidParams("Missing _meta: server/discover needs the protocol version and capabilities")
-        if session.revision is None and request.method not in ("initialize", "ping"):
-            raise InvalidRequest("The session is not initialized: send initialize first")
-        return session.revision
-
-    def _modern_revision(self, session: Session, meta: dict[str, Any]) -> Revision:
-        requested = meta.get(v.PROTOCOL_VERSION_META)
-        capabilities_ = meta.get(v.CLIENT_CAPABILITIES_META)
-        if not isinstance(capabilities_, dict):
-            raise InvalidParams(f"_meta must carry {v.CLIENT_CAPABILITIES_META} as an object")
-        if not isinstance(requested, str):
-            raise InvalidParams(f"_meta {v.PROTOCOL_VERSION_META} must be a string")
-        revision = v.lookup(requested)
-        if revision is None or not revision.is_modern:
-            data = {"supported": v.supported_modern_values(), "requested": requested}
-            raise UnsupportedProtocolVersion(data=data)
-        session.client_capabilities = capabilities_
-        return revision
-
-    @staticmethod
-    def _method_exists(method: str, revision: Revision | None) -> bool:
-        if revision is not None and revision.is_modern:
-            return method not in ("initialize", "ping")
-        return method not in ("server/discover", "subscriptions/listen")
+    def scope(self, session: Session, request: Request) -> Scope:
+        """The revision and client capabilities a request speaks with: its own ``_meta`` or the session's."""
+        if v.is_modern_request(request.params) or request.method in _MODERN_ONLY:
+            envelope = modern.envelope(request.params)
+            revision = modern.revision(envelope.requested)
+            if request.method in _LEGACY_ONLY or request.method not in self.methods:
+                raise MethodNotFound(f"Method not found: {request.method}")
+            return Scope(revision, envelope.capabilities)
+        if request.method in _MODERN_ONLY or request.method not in self.methods:
+            raise MethodNotFound(f"Method not found: {request.method}")
+        if session.revision is None:
+            if request.method == "ping":
+                return Scope(v.LATEST_LEGACY, {})
+            if request.method != "initialize":
+                raise InvalidRequest("The session is not initialized: send initialize first")
+            return Scope(v.LATEST_LEGACY, {})
+        return Scope(session.revision, session.client_capabilities)
 
     def notify(self, session: Session, message: Notification) -> None:
         if message.method == "notifications/initialized":
@@ -192,9 +189,7 @@ class Server:
 
     # Methods -----------------------------------------------------------------------------------
 
-    async def initialize(
-        self, session: Session, request: Request, revision: Revision | None
-    ) -> dict[str, Any]:
+    async def initialize(self, session: Session, request: Request, scope: Scope) -> dict[str, Any]:
         if session.initialized:
             raise InvalidRequest("The session is already initialized")
         params = request.params
@@ -226,13 +221,13 @@ class Server:
             info.pop("websiteUrl", None)
         return info
 
-    async def ping(self, session: Session, request: Request, revision: Revision | None) -> dict[str, Any]:
+    async def ping(self, session: Session, request: Request, scope: Scope) -> dict[str, Any]:
         return {}
 
-    async def discover(self, session: Session, request: Request, revision: Revision | None) -> dict[str, Any]:
+    async def discover(self, session: Session, request: Request, scope: Scope) -> dict[str, Any]:
         result: dict[str, Any] = {
             "supportedVersions": v.supported_modern_values(),
-            "capabilities": capabilities(session, modern=True),
+            "capabilities": capabilities(session),
             "ttlMs": mcp_settings.LIST_TTL_MS,
             "cacheScope": "private",
         }
@@ -240,14 +235,13 @@ class Server:
             result["instructions"] = mcp_settings.INSTRUCTIONS
         return result
 
-    async def list_tools(
-        self, session: Session, request: Request, revision: Revision | None
-    ) -> dict[str, Any]:
-        assert revision is not None
+    async def list_tools(self, session: Session, request: Request, scope: Scope) -> dict[str, Any]:
+        revision = scope.revision
         snapshot = await catalog.get()
         visible = self.visible(session, snapshot.entries)
         offset = decode_cursor(request.params.get("cursor"), len(visible))
-        size = max(1, int(mcp_settings.PAGE_SIZE))
+        # The draft's tools/list takes no cursor, so draft clients get every tool at once.
+        size = len(visible) or 1 if revision <= v.DRAFT else max(1, int(mcp_settings.PAGE_SIZE))
         result: dict[str, Any] = {"tools": snapshot.page(visible, revision, offset, size)}
         if offset + size < len(visible):
             result["nextCursor"] = encode_cursor(offset + size)
@@ -272,11 +266,10 @@ class Server:
             raise UnknownTool(name)
         return entry
 
-    async def call_tool(
-        self, session: Session, request: Request, revision: Revision | None
-    ) -> dict[str, Any]:
-        assert revision is not None
+    async def call_tool(self, session: Session, request: Request, scope: Scope) -> dict[str, Any]:
+        revision = scope.revision
         entry = await self.find_tool(session, request.params.get("name"))
+        self.check_capabilities(entry, scope)
         arguments = request.params.get("arguments")
         arguments = {} if arguments is None else arguments
         try:
@@ -300,6 +293,16 @@ class Server:
             where = "/".join(str(p) for p in error.absolute_path)
             raise InvalidArguments(f"{where}: {error.message}" if where else error.message)
 
+    @staticmethod
+    def check_capabilities(entry: Entry, scope: Scope) -> None:
+        """-32021 when the tool needs a client capability this request did not declare (2026-07-28)."""
+        required = entry.required_capabilities
+        if required and scope.revision.is_modern and any(k not in scope.client_capabilities for k in required):
+            raise MissingClientCapability(
+                f"The tool needs the client capabilities: {', '.join(sorted(required))}",
+                {"requiredCapabilities": required},
+            )
+
     async def run(self, session: Session, request: Request, entry: Entry, arguments: dict[str, Any]) -> Any:
         meta = request.params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
@@ -322,7 +325,7 @@ class Server:
         except asyncio.CancelledError:
             raise
         except Exception:
-            logger.exception("Tool %s failed", entry.name)
+            logger.error("Tool %s failed", entry.name, exc_info=bool(mcp_settings.LOG_TRACEBACKS))
             return shapes.CallResult([{"type": "text", "text": GENERIC_FAILURE}], is_error=True)
         return self.check_output(entry, result)
 
@@ -334,12 +337,10 @@ class Server:
         error = next(iter(validator.iter_errors(result.structured if result.has_structured else None)), None)
         if error is None:
             return result
-        logger.error(
-            "Tool %s returned output that does not match its output schema: %s", entry.name, error.message
-        )
+        logger.error("Tool %s returned output that does not match its output schema: %s", entry.name, error.message)
         return shapes.CallResult([{"type": "text", "text": GENERIC_FAILURE}], is_error=True)
 
-    async def listen(self, session: Session, request: Request, revision: Revision | None) -> dict[str, Any]:
+    async def listen(self, session: Session, request: Request, scope: Scope) -> dict[str, Any]:
         wanted = request.params.get("notifications")
         if not isinstance(wanted, dict):
             raise InvalidParams('"notifications" must be an object')

@@ -40,6 +40,8 @@ def type_schema(hint: Any) -> dict[str, Any]:
         schema = type_schema(args[0])
         description = next((a for a in args[1:] if isinstance(a, str)), None)
         return {**schema, "description": description} if description else schema
+    if origin in (typing.Required, typing.NotRequired):
+        return type_schema(args[0])
     if origin is Literal:
         return _literal_schema(args)
     if origin in (typing.Union, types.UnionType):
@@ -79,7 +81,8 @@ def _union_schema(args: tuple[Any, ...]) -> dict[str, Any]:
 
 def typed_dict_schema(hint: Any) -> dict[str, Any]:
     hints = typing.get_type_hints(hint, include_extras=True)
-    required = sorted(getattr(hint, "__required_keys__", hints))
+    declared = getattr(hint, "__required_keys__", hints)
+    required = sorted(key for key, value in hints.items() if _is_required(value, key in declared))
     return {
         "type": "object",
         "properties": {key: type_schema(value) for key, value in hints.items()},
@@ -87,7 +90,13 @@ def typed_dict_schema(hint: Any) -> dict[str, Any]:
     }
 
 
-_PARAM_LINE = re.compile(r"^\s*(?::param\s+)?\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
+def _is_required(hint: Any, declared: bool) -> bool:
+    # Postponed annotations hide Required/NotRequired from __required_keys__; resolved hints show them.
+    origin = get_origin(hint)
+    return origin is typing.Required or (declared and origin is not typing.NotRequired)
+
+
+_PARAM_LINE = re.compile(r"^\s*(?::param\s+(?:[^\s:]+\s+)?)?\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
 
 
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
@@ -98,22 +107,25 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     summary: list[str] = []
     params: dict[str, str] = {}
     in_args = False
+    in_summary = True
     current: str | None = None
     for line in lines:
         stripped = line.strip()
         if stripped.lower() in ("args:", "arguments:", "parameters:", "params:"):
-            in_args, current = True, None
+            in_args, current, in_summary = True, None, False
             continue
         if stripped.lower() in ("returns:", "raises:", "yields:", "examples:", "example:"):
-            in_args, current = False, None
+            in_args, current, in_summary = False, None, False
             continue
+        if stripped.startswith(":"):
+            in_summary = False
         match = _PARAM_LINE.match(line) if (in_args or stripped.startswith(":param")) else None
         if match:
             current = match.group(1)
             params[current] = match.group(2).strip()
         elif in_args and current and stripped and line.startswith((" ", "\t")) and line.strip() == stripped:
             params[current] += " " + stripped
-        elif not in_args and not stripped.startswith(":") and not params:
+        elif in_summary:
             summary.append(line)
     return "\n".join(summary).strip(), params
 

@@ -9,7 +9,7 @@ import jsonschema
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
-TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}\Z")
 MAX_SCHEMA_BYTES = 65_536
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -63,7 +63,8 @@ class WSClient:
 
     async def initialize(self, version: Any = "2025-11-25") -> dict[str, Any]:
         reply = await self.request(
-            "initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+            "initialize",
+            {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
         )
         await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return reply
@@ -90,3 +91,43 @@ async def ws(token: str, tools: None) -> AsyncIterator[WSClient]:
 @database_sync_to_async
 def db_call(func: Any, *args: Any, **kwargs: Any) -> Any:
     return func(*args, **kwargs)
+
+
+Connect = Callable[..., Awaitable[tuple[WebsocketCommunicator, bool, Any]]]
+
+
+@pytest.fixture
+async def ws_connect() -> AsyncIterator[Connect]:
+    """Opens handshakes on /mcp/ws, returning (communicator, accepted, subprotocol or close code)."""
+    from tests.asgi import application
+
+    opened: list[WebsocketCommunicator] = []
+
+    async def connect(
+        headers: list[tuple[bytes, bytes]], subprotocols: list[str] | None = None
+    ) -> tuple[WebsocketCommunicator, bool, Any]:
+        offered = ["mcp"] if subprotocols is None else subprotocols
+        communicator = WebsocketCommunicator(application, "/mcp/ws", headers=headers, subprotocols=offered)
+        opened.append(communicator)
+        accepted, detail = await communicator.connect(timeout=TIMEOUT)
+        return communicator, accepted, detail
+
+    yield connect
+    for communicator in opened:
+        if not communicator.future.done():
+            await communicator.disconnect(timeout=TIMEOUT)
+
+
+@pytest.fixture
+def ws_session(ws_connect: Connect, token: str, tools: None) -> Callable[..., Awaitable[WSClient]]:
+    """Opens an authenticated WebSocket session on the synced tools, initialized unless told otherwise."""
+
+    async def open_session(*, initialize: bool = True) -> WSClient:
+        communicator, accepted, _ = await ws_connect(ws_headers(token))
+        assert accepted
+        client = WSClient(communicator)
+        if initialize:
+            await client.initialize()
+        return client
+
+    return open_session

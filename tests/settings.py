@@ -53,7 +53,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 def _database(url: str | None) -> dict[str, object]:
     if not url:
-        return {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "tests-db.sqlite3", "TEST": {"NAME": None}}
+        return _sqlite(os.environ.get("MCP_TEST_SQLITE_PATH"))
     parts = urlsplit(url)
     return {
         "ENGINE": "django.db.backends.postgresql",
@@ -65,13 +65,38 @@ def _database(url: str | None) -> dict[str, object]:
     }
 
 
+def _sqlite(path: str | None) -> dict[str, object]:
+    # A given file is shared by every process started with it (live servers and the tests that drive them).
+    if path:
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": path, "TEST": {"NAME": path}}
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": BASE_DIR / "tests-db.sqlite3",
+        "TEST": {"NAME": None},
+    }
+
+
 DATABASES = {"default": _database(os.environ.get("MCP_TEST_DATABASE_URL"))}
 
 REDIS_URL = os.environ.get("MCP_TEST_REDIS_URL")
-CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# A per-run prefix keeps concurrent runs sharing one Redis apart.
+REDIS_PREFIX = os.environ.get("MCP_TEST_REDIS_PREFIX", "mcp_tools_tests")
+CHANNEL_LAYERS: dict[str, dict[str, object]] = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+CACHES: dict[str, dict[str, object]] = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+if os.environ.get("MCP_TEST_CHANNEL_LAYER") == "redis":
+    CHANNEL_LAYERS["default"] = {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [REDIS_URL or "redis://127.0.0.1:6379/0"], "prefix": REDIS_PREFIX},
+    }
+    CACHES["default"] = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL or "redis://127.0.0.1:6379/0",
+        "KEY_PREFIX": REDIS_PREFIX,
+    }
 
 MCP_TOOLS: dict[str, object] = {"PAGE_SIZE": 5}
+if os.environ.get("MCP_TEST_GROUP_NAME"):
+    MCP_TOOLS["GROUP_NAME"] = os.environ["MCP_TEST_GROUP_NAME"]
 
 LOGGING = {
     "version": 1,

@@ -40,7 +40,8 @@ def jsonable(value: Any) -> Any:
 def to_result(value: Any, registered: RegisteredTool, has_output_schema: bool) -> CallResult:
     """Turn what a callable returned into content and, where it is structured, structuredContent."""
     if isinstance(value, ToolResult):
-        return CallResult(list(value.content), value.structured, value.is_error, value.structured)
+        plain_value = None if value.structured is NO_STRUCTURED else value.structured
+        return CallResult(list(value.content), value.structured, value.is_error, plain_value)
     if _is_content(value):
         return CallResult([value], value=None)
     if isinstance(value, list) and value and all(_is_content(v) for v in value):

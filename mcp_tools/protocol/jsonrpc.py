@@ -120,7 +120,8 @@ def notification(method: str, params: dict[str, Any] | None = None) -> dict[str,
     return message
 
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+# ASCII output: a lone surrogate from a client's "\\ud800" stays an escape instead of breaking UTF-8.
+_dumps = json.JSONEncoder(separators=(",", ":"), default=str).encode
 
 
 def encode(message: Any) -> str:

@@ -50,9 +50,7 @@ def definition(spec: ToolSpec, revision: Revision) -> dict[str, Any]:
     if revision >= v.V2025_06_18 and spec.output_schema is not None:
         out["outputSchema"] = spec.output_schema
     if revision >= v.V2025_03_26:
-        annotations: dict[str, Any] = {
-            k: spec.annotations[k] for k in ANNOTATION_HINTS if k in spec.annotations
-        }
+        annotations: dict[str, Any] = {k: spec.annotations[k] for k in ANNOTATION_HINTS if k in spec.annotations}
         if spec.title:
             annotations = {"title": spec.title, **annotations}
         if annotations:
@@ -101,6 +99,4 @@ def call_result(result: CallResult, revision: Revision) -> dict[str, Any]:
 
 def error_result(message: str, revision: Revision) -> dict[str, Any]:
     """An in-band ``isError`` result carrying one text block."""
-    return call_result(
-        CallResult([{"type": "text", "text": message}], is_error=True, value=message), revision
-    )
+    return call_result(CallResult([{"type": "text", "text": message}], is_error=True, value=message), revision)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from channels.consumer import get_handler_name
@@ -11,11 +10,11 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from mcp_tools import permissions
 from mcp_tools.authentication import AuthenticationFailed, authenticate
-from mcp_tools.catalog import catalog
 from mcp_tools.exceptions import InvalidRequest
-from mcp_tools.notifications import channel_layer, group_name
+from mcp_tools.hub import hub
+from mcp_tools.notifications import channel_layer
 from mcp_tools.origins import scope_problem
-from mcp_tools.protocol.jsonrpc import error
+from mcp_tools.protocol.jsonrpc import encode, error
 from mcp_tools.server import server
 from mcp_tools.session import Session
 from mcp_tools.transports.outbox import Outbox
@@ -26,9 +25,10 @@ SUBPROTOCOL = "mcp"
 class MCPWebsocketConsumer(AsyncWebsocketConsumer):
     """Serves one MCP session per WebSocket connection."""
 
+    # No channel per connection: change events reach sessions through this process's hub.
+    channel_layer_alias = "mcp_tools.none"
     session: Session | None = None
     outbox: Outbox | None = None
-    joined_group = False
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # Channels closes old DB connections before every message through a thread hop; every ORM
@@ -41,7 +41,7 @@ class MCPWebsocketConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         problem = scope_problem(self.scope)
         if problem is not None:
-            await self.refuse(403, f"Forbidden {problem}")
+            await self.refuse(403, f"Invalid {problem.capitalize()} header")
             return
         try:
             user, token = await database_sync_to_async(authenticate)(self.scope)
@@ -51,14 +51,15 @@ class MCPWebsocketConsumer(AsyncWebsocketConsumer):
         if not permissions.may_connect(user):
             await self.refuse(401, "Authentication required")
             return
-        layer = channel_layer()
-        if layer is not None:
-            await layer.group_add(group_name(), self.channel_name)
-            self.joined_group = True
         self.outbox = Outbox(self.send_text)
         self.session = Session(
-            transport="websocket", user=user, token=token, emit=self.outbox.put, can_notify=layer is not None
+            transport="websocket",
+            user=user,
+            token=token,
+            emit=self.outbox.put,
+            can_notify=channel_layer() is not None,
         )
+        await hub().add(self.session)
         offered = self.scope.get("subprotocols") or []
         await self.accept(SUBPROTOCOL if SUBPROTOCOL in offered else None)
 
@@ -70,7 +71,7 @@ class MCPWebsocketConsumer(AsyncWebsocketConsumer):
         headers = [(b"content-type", b"application/json")]
         if status == 401:
             headers.append((b"www-authenticate", b'Bearer realm="mcp"'))
-        body = json.dumps({"error": reason}).encode()
+        body = encode(error(None, InvalidRequest(reason))).encode()
         await self.base_send({"type": "websocket.http.response.start", "status": status, "headers": headers})
         await self.base_send({"type": "websocket.http.response.body", "body": body})
 
@@ -88,14 +89,6 @@ class MCPWebsocketConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if self.session is not None:
             self.session.close()
+            hub().remove(self.session)
         if self.outbox is not None:
             self.outbox.close()
-        if self.joined_group:
-            layer = channel_layer()
-            if layer is not None:
-                await layer.group_discard(group_name(), self.channel_name)
-
-    async def mcp_tools_changed(self, event: dict[str, Any]) -> None:
-        catalog.invalidate(str(event.get("stamp", "")))
-        if self.session is not None:
-            self.session.tools_changed()

@@ -104,9 +104,7 @@ def ensure_group(name: str) -> Group:
     group, created = Group.objects.get_or_create(name=name)
     if created:
         codenames = GROUP_VIEW_PERMISSIONS.get(name, [])
-        group.permissions.set(
-            Permission.objects.filter(content_type__app_label="shop", codename__in=codenames)
-        )
+        group.permissions.set(Permission.objects.filter(content_type__app_label="shop", codename__in=codenames))
     return group
 
 
@@ -114,9 +112,7 @@ def create_shop(rng: random.Random, users: dict[str, tuple[Any, bool]]) -> None:
     managers = [users["alice"][0], users["bob"][0], None]
     customers = [ensure_customer(i, rng, managers) for i in range(40)]
     products = [
-        Product.objects.get_or_create(
-            sku=f"SKU-{i + 1:03d}", defaults={"name": name, "price": Decimal(price)}
-        )[0]
+        Product.objects.get_or_create(sku=f"SKU-{i + 1:03d}", defaults={"name": name, "price": Decimal(price)})[0]
         for i, (name, price) in enumerate(PRODUCTS)
     ]
     now = timezone.now()

@@ -130,8 +130,7 @@ def top_customers(limit: int = 5, status: Literal["paid", "shipped"] | None = No
         .order_by("-revenue", "pk")[:limit]
     )
     return [
-        {"customer_id": c.pk, "name": c.name, "orders": c.order_count, "revenue": money(c.revenue)}
-        for c in customers
+        {"customer_id": c.pk, "name": c.name, "orders": c.order_count, "revenue": money(c.revenue)} for c in customers
     ]
 
 
@@ -181,11 +180,7 @@ def audit_order_totals(ctx: Context) -> AuditReport:
     lines_total = Sum(
         F("lines__quantity") * F("lines__price"), output_field=DecimalField(max_digits=12, decimal_places=2)
     )
-    orders = (
-        Order.objects.annotate(lines_total=lines_total)
-        .order_by("pk")
-        .values_list("pk", "total", "lines_total")
-    )
+    orders = Order.objects.annotate(lines_total=lines_total).order_by("pk").values_list("pk", "total", "lines_total")
     count = Order.objects.count()
     report: AuditReport = {"checked": 0, "mismatched": 0, "mismatches": [], "cancelled": False}
     for order_id, total, summed in orders.iterator(chunk_size=500):
@@ -196,9 +191,7 @@ def audit_order_totals(ctx: Context) -> AuditReport:
         if money(total) != money(summed):
             report["mismatched"] += 1
             if len(report["mismatches"]) < MAX_MISMATCHES:
-                report["mismatches"].append(
-                    {"order_id": order_id, "total": money(total), "lines_total": money(summed)}
-                )
+                report["mismatches"].append({"order_id": order_id, "total": money(total), "lines_total": money(summed)})
         if report["checked"] % PROGRESS_EVERY == 0:
             ctx.report_progress(report["checked"], total=count, message=f"{report['checked']} orders checked")
     if report["checked"] % PROGRESS_EVERY:

@@ -62,9 +62,7 @@ class OrderLine(models.Model):
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="lines")
     product = models.ForeignKey(Product, on_delete=models.PROTECT, related_name="order_lines")
     quantity = models.PositiveIntegerField(default=1)
-    price = models.DecimalField(
-        max_digits=10, decimal_places=2, help_text="Unit price at the time of the order."
-    )
+    price = models.DecimalField(max_digits=10, decimal_places=2, help_text="Unit price at the time of the order.")
 
     class Meta:
         ordering = ["pk"]

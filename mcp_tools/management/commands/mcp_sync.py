@@ -17,17 +17,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         state = parser.add_mutually_exclusive_group()
-        state.add_argument(
-            "--enable", action="store_true", default=None, help="Create the new tools enabled."
-        )
-        state.add_argument(
-            "--disable", action="store_true", default=None, help="Create the new tools disabled."
-        )
+        state.add_argument("--enable", action="store_true", default=None, help="Create the new tools enabled.")
+        state.add_argument("--disable", action="store_true", default=None, help="Create the new tools disabled.")
 
     @transaction.atomic
-    def handle(
-        self, *args: Any, enable: bool | None = None, disable: bool | None = None, **options: Any
-    ) -> None:
+    def handle(self, *args: Any, enable: bool | None = None, disable: bool | None = None, **options: Any) -> None:
         enabled = bool(enable) if enable or disable else bool(mcp_settings.SYNC_CREATES_ENABLED)
         taken = set(Tool.objects.values_list("callable_name", flat=True))
         names = set(Tool.objects.values_list("name", flat=True))

@@ -22,8 +22,7 @@ class Command(BaseCommand):
             self.stdout.write(f"Created users: {', '.join(result.users_created)}")
         state = "Created" if result.shop_created else "Kept existing"
         self.stdout.write(
-            f"{state} shop data: {result.customers} customers, {result.products} products, "
-            f"{result.orders} orders."
+            f"{state} shop data: {result.customers} customers, {result.products} products, {result.orders} orders."
         )
         if options["token"]:
             self.write_token()

@@ -1,0 +1,437 @@
+"""Who may open a session: bearer tokens, session cookies, anonymous access, Origin and Host checks."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser
+from django.test import Client
+from django.utils import timezone
+
+from mcp_tools.authentication import AuthenticationFailed, authenticate, bearer_token, header, user_for_token
+from mcp_tools.exceptions import INVALID_REQUEST
+from mcp_tools.models import AccessToken
+from mcp_tools.origins import allowed_hosts, host_allowed, origin_allowed, scope_problem
+from tests.conftest import TIMEOUT, WSClient, db_call, ws_headers
+
+HOST = (b"host", b"testserver")
+BAD_TOKEN = "The access token is invalid or expired."
+BAD_SCHEME = "Use 'Authorization: Bearer <token>'."
+
+
+def rpc_error(message: str) -> bytes:
+    """The JSON-RPC error body a refused handshake carries."""
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}},
+        separators=(",", ":"),
+    ).encode()
+
+
+def scope(*headers: tuple[bytes, bytes], user: Any = None) -> dict[str, Any]:
+    built: dict[str, Any] = {"type": "websocket", "headers": list(headers)}
+    if user is not None:
+        built["user"] = user
+    return built
+
+
+def bearer(raw: str) -> tuple[bytes, bytes]:
+    return (b"authorization", f"Bearer {raw}".encode())
+
+
+def mcp_tools_setting(settings: Any, **values: Any) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, **values}
+
+
+async def whoami(communicator: WebsocketCommunicator) -> Any:
+    client = WSClient(communicator)
+    await client.initialize()
+    reply = await client.request("tools/call", {"name": "whoami"})
+    return reply["result"]["structuredContent"]
+
+
+def login_cookie(user: Any) -> tuple[bytes, bytes]:
+    client = Client()
+    client.force_login(user)
+    return (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())
+
+
+# Over the WebSocket --------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+class TestHandshake:
+    async def test_a_valid_bearer_token_opens_a_session_as_its_user(self, ws_connect, token, tools):
+        communicator, accepted, _ = await ws_connect(ws_headers(token))
+
+        assert accepted
+        assert await whoami(communicator) == {"username": "alice"}
+
+    async def test_using_a_token_records_when_it_was_last_used(self, ws_connect, token, tools):
+        before = timezone.now()
+
+        _communicator, accepted, _ = await ws_connect(ws_headers(token))
+        used = await db_call(lambda: AccessToken.objects.get().last_used_at)
+
+        assert accepted
+        assert before <= used <= timezone.now()
+
+    @pytest.mark.parametrize(
+        "authorization",
+        [
+            "Bearer mcp_not-a-token-we-issued",
+            "Basic YWxpY2U6cHc=",
+            "Token {token}",
+            "Bearer",
+            "Bearer    ",
+        ],
+    )
+    async def test_a_wrong_token_or_scheme_is_refused(self, ws_connect, token, tools, authorization):
+        headers = [HOST, (b"authorization", authorization.format(token=token).encode())]
+
+        _communicator, accepted, _ = await ws_connect(headers)
+
+        assert not accepted
+
+    async def test_an_expired_token_is_refused(self, ws_connect, token, tools):
+        await db_call(lambda: AccessToken.objects.update(expires_at=timezone.now() - timedelta(seconds=1)))
+
+        _communicator, accepted, _ = await ws_connect(ws_headers(token))
+
+        assert not accepted
+
+    async def test_a_token_of_an_inactive_user_is_refused(self, ws_connect, user, token, tools):
+        user.is_active = False
+        await db_call(user.save)
+
+        _communicator, accepted, _ = await ws_connect(ws_headers(token))
+
+        assert not accepted
+
+    async def test_a_logged_in_session_cookie_opens_a_session_as_its_user(self, ws_connect, user, tools):
+        cookie = await db_call(login_cookie, user)
+
+        communicator, accepted, _ = await ws_connect([HOST, cookie])
+
+        assert accepted
+        assert await whoami(communicator) == {"username": "alice"}
+
+    async def test_a_session_cookie_of_an_inactive_user_is_refused(self, ws_connect, user, tools):
+        cookie = await db_call(login_cookie, user)
+        user.is_active = False
+        await db_call(user.save)
+
+        _communicator, accepted, _ = await ws_connect([HOST, cookie])
+
+        assert not accepted
+
+    async def test_a_bearer_token_wins_over_a_session_cookie(self, ws_connect, django_user_model, user, tools):
+        bob = await db_call(django_user_model.objects.create_user, "bob", password="pw")
+        cookie = await db_call(login_cookie, bob)
+        raw = await db_call(lambda: AccessToken.objects.issue(user)[1])
+
+        communicator, accepted, _ = await ws_connect([HOST, cookie, bearer(raw)])
+
+        assert accepted
+        assert await whoami(communicator) == {"username": "alice"}
+
+    async def test_no_credentials_are_refused_by_default(self, ws_connect, tools):
+        _communicator, accepted, _ = await ws_connect([HOST])
+
+        assert not accepted
+
+    async def test_no_credentials_are_accepted_when_anonymous_access_is_allowed(self, ws_connect, tools, settings):
+        mcp_tools_setting(settings, ALLOW_ANONYMOUS=True)
+
+        communicator, accepted, _ = await ws_connect([HOST])
+        assert accepted
+        client = WSClient(communicator)
+        await client.initialize()
+        reply = await client.request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})
+
+        assert reply["result"]["structuredContent"] == {"result": 2}
+
+    @pytest.mark.parametrize(
+        ("origin", "accepted"),
+        [
+            (None, True),
+            ("http://testserver", True),
+            ("https://localhost:8443", True),
+            ("http://[::1]:8000", True),
+            ("http://evil.example", False),
+            ("http://testserver.evil.example", False),
+            ("null", False),
+            ("file://testserver", False),
+        ],
+    )
+    async def test_origin_must_be_absent_or_an_allowed_host(self, ws_connect, token, tools, origin, accepted):
+        headers = ws_headers(token) + ([] if origin is None else [(b"origin", origin.encode())])
+
+        _communicator, was_accepted, _ = await ws_connect(headers)
+
+        assert was_accepted is accepted
+
+    async def test_allowed_origins_admits_a_listed_foreign_origin(self, ws_connect, token, tools, settings):
+        mcp_tools_setting(settings, ALLOWED_ORIGINS=["https://app.example"])
+
+        _communicator, listed, _ = await ws_connect([*ws_headers(token), (b"origin", b"https://app.example")])
+        _communicator, other, _ = await ws_connect([*ws_headers(token), (b"origin", b"https://evil.example")])
+
+        assert (listed, other) == (True, False)
+
+    @pytest.mark.parametrize("host", [b"evil.example", b"testserver.evil.example", b""])
+    async def test_a_foreign_or_empty_host_is_refused(self, ws_connect, token, tools, host):
+        _communicator, accepted, _ = await ws_connect([(b"host", host), bearer(token)])
+
+        assert not accepted
+
+    async def test_a_missing_host_is_refused(self, ws_connect, token, tools):
+        _communicator, accepted, _ = await ws_connect([bearer(token)])
+
+        assert not accepted
+
+
+async def denial(headers: list[tuple[bytes, bytes]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The HTTP denial response of a handshake on a server that supports ``websocket.http.response``."""
+    from tests.asgi import application
+
+    communicator = WebsocketCommunicator(application, "/mcp/ws", headers=headers, subprotocols=["mcp"])
+    communicator.scope["extensions"] = {"websocket.http.response": {}}
+    try:
+        await communicator.send_input({"type": "websocket.connect"})
+        start = await communicator.receive_output(timeout=TIMEOUT)
+        body = await communicator.receive_output(timeout=TIMEOUT)
+    finally:
+        await communicator.disconnect(timeout=TIMEOUT)
+    return start, body
+
+
+@pytest.mark.django_db(transaction=True)
+class TestDenialResponse:
+    async def test_bad_credentials_get_401_with_www_authenticate(self, tools):
+        start, body = await denial([HOST, bearer("mcp_wrong")])
+
+        assert start == {
+            "type": "websocket.http.response.start",
+            "status": 401,
+            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="mcp"')],
+        }
+        assert body == {
+            "type": "websocket.http.response.body",
+            "body": rpc_error(BAD_TOKEN),
+        }
+
+    async def test_missing_credentials_get_401(self, tools):
+        start, body = await denial([HOST])
+
+        assert start["status"] == 401
+        assert body["body"] == rpc_error("Authentication required")
+
+    async def test_a_foreign_origin_gets_403_without_www_authenticate(self, token, tools):
+        start, body = await denial([*ws_headers(token), (b"origin", b"http://evil.example")])
+
+        assert start == {
+            "type": "websocket.http.response.start",
+            "status": 403,
+            "headers": [(b"content-type", b"application/json")],
+        }
+        assert body == {"type": "websocket.http.response.body", "body": rpc_error("Invalid Origin header")}
+
+    async def test_a_foreign_host_gets_403(self, token, tools):
+        start, body = await denial([(b"host", b"evil.example"), bearer(token)])
+
+        assert (start["status"], body["body"]) == (403, rpc_error("Invalid Host header"))
+
+
+# mcp_tools.authentication --------------------------------------------------------------------------
+
+
+def test_header_matches_names_case_insensitively_and_returns_the_first():
+    found = header(scope((b"X-Thing", b"one"), (b"x-thing", b"two")), b"x-thing")
+
+    assert found == "one"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("Bearer abc", "abc"),
+        ("bearer abc", "abc"),
+        ("  Bearer   abc  ", "abc"),
+        ("BEARER mcp_x.y-z", "mcp_x.y-z"),
+    ],
+)
+def test_bearer_token_reads_the_authorization_header(value, expected):
+    assert bearer_token(scope((b"authorization", value.encode()))) == expected
+
+
+def test_bearer_token_is_none_without_an_authorization_header():
+    assert bearer_token(scope(HOST)) is None
+
+
+@pytest.mark.parametrize("value", ["Basic YWxpY2U6cHc=", "Bearer", "Bearer   ", "abc", ""])
+def test_bearer_token_refuses_other_schemes_and_empty_credentials(value):
+    with pytest.raises(AuthenticationFailed) as caught:
+        bearer_token(scope((b"authorization", value.encode())))
+
+    assert str(caught.value) == BAD_SCHEME
+
+
+@pytest.mark.django_db
+def test_user_for_token_returns_the_user_and_the_token_row(user, token):
+    found_user, found_token = user_for_token(token)
+
+    assert (found_user, found_token) == (user, AccessToken.objects.get())
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("problem", ["unknown", "expired", "inactive"])
+def test_user_for_token_refuses_unknown_expired_and_inactive(user, token, problem):
+    raw = token
+    if problem == "unknown":
+        raw = token + "x"
+    elif problem == "expired":
+        AccessToken.objects.update(expires_at=timezone.now())
+    else:
+        user.is_active = False
+        user.save()
+
+    with pytest.raises(AuthenticationFailed) as caught:
+        user_for_token(raw)
+
+    assert str(caught.value) == BAD_TOKEN
+
+
+@pytest.mark.django_db
+def test_a_token_expiring_in_the_future_is_accepted(user, token):
+    AccessToken.objects.update(expires_at=timezone.now() + timedelta(minutes=1))
+
+    assert user_for_token(token)[0] == user
+
+
+@pytest.mark.django_db
+def test_last_used_at_is_written_at_most_once_per_interval(user, token):
+    user_for_token(token)
+    first = AccessToken.objects.get().last_used_at
+
+    user_for_token(token)
+
+    assert first is not None
+    assert AccessToken.objects.get().last_used_at == first
+
+
+@pytest.mark.django_db
+def test_last_used_at_is_written_again_once_the_interval_has_passed(user, token):
+    AccessToken.objects.update(last_used_at=timezone.now() - timedelta(seconds=61))
+    before = timezone.now()
+
+    user_for_token(token)
+
+    assert AccessToken.objects.get().last_used_at >= before
+
+
+@pytest.mark.django_db
+def test_authenticate_prefers_the_bearer_token_over_the_scope_user(user, token, django_user_model):
+    bob = django_user_model.objects.create_user("bob")
+
+    assert authenticate(scope(bearer(token), user=bob)) == (user, AccessToken.objects.get())
+
+
+@pytest.mark.django_db
+def test_authenticate_returns_an_authenticated_scope_user_without_a_token(user):
+    assert authenticate(scope(HOST, user=user)) == (user, None)
+
+
+@pytest.mark.parametrize("scope_user", [None, AnonymousUser()])
+def test_authenticate_returns_an_anonymous_user_without_credentials(scope_user):
+    found_user, found_token = authenticate(scope(HOST, user=scope_user))
+
+    assert (found_user.is_anonymous, found_token) == (True, None)
+
+
+# mcp_tools.origins ---------------------------------------------------------------------------------
+
+
+def test_allowed_hosts_are_the_django_setting(settings):
+    settings.ALLOWED_HOSTS = ["shop.example", ".shop.example"]
+
+    assert allowed_hosts() == ["shop.example", ".shop.example"]
+
+
+def test_allowed_hosts_default_to_local_names_in_debug_with_none_set(settings):
+    settings.DEBUG, settings.ALLOWED_HOSTS = True, []
+
+    assert allowed_hosts() == [".localhost", "127.0.0.1", "[::1]"]
+
+
+@pytest.mark.parametrize(
+    ("host", "allowed"),
+    [
+        ("testserver", True),
+        ("testserver:8000", True),
+        ("127.0.0.1:8000", True),
+        ("[::1]:8000", True),
+        ("TESTSERVER", True),
+        ("evil.example", False),
+        ("testserver.evil.example", False),
+        ("testserver@evil.example", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_host_allowed_checks_allowed_hosts(host, allowed):
+    assert host_allowed(host) is allowed
+
+
+@pytest.mark.parametrize(
+    ("origin", "allowed"),
+    [
+        (None, True),
+        ("http://testserver", True),
+        ("https://testserver:8443", True),
+        ("http://127.0.0.1:8000", True),
+        ("http://[::1]:8000", True),
+        ("http://evil.example", False),
+        ("https://testserver.evil.example", False),
+        ("null", False),
+        ("", False),
+        ("ftp://testserver", False),
+        ("testserver", False),
+    ],
+)
+def test_origin_allowed_admits_absent_origins_and_allowed_hosts(origin, allowed):
+    assert origin_allowed(origin) is allowed
+
+
+def test_origin_allowed_admits_listed_origins_exactly(settings):
+    mcp_tools_setting(settings, ALLOWED_ORIGINS=["https://app.example"])
+
+    assert [origin_allowed(o) for o in ("https://app.example", "http://app.example", "https://app.example:1")] == [
+        True,
+        False,
+        False,
+    ]
+
+
+def test_origin_allowed_admits_every_origin_with_a_wildcard(settings):
+    mcp_tools_setting(settings, ALLOWED_ORIGINS=["*"])
+
+    assert origin_allowed("http://evil.example") is True
+
+
+@pytest.mark.parametrize(
+    ("headers", "problem"),
+    [
+        ([HOST], None),
+        ([HOST, (b"origin", b"http://testserver")], None),
+        ([(b"host", b"evil.example")], "host"),
+        ([(b"host", b"evil.example"), (b"origin", b"http://evil.example")], "host"),
+        ([HOST, (b"origin", b"http://evil.example")], "origin"),
+        ([], "host"),
+    ],
+)
+def test_scope_problem_names_what_to_refuse(headers, problem):
+    assert scope_problem(scope(*headers)) == problem

@@ -1,0 +1,309 @@
+"""The tool catalog: snapshots and their invalidation, cursors, and tools/list pagination."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcp_tools import catalog as catalog_module
+from mcp_tools.catalog import Catalog, catalog, decode_cursor, encode_cursor
+from mcp_tools.exceptions import INVALID_PARAMS, InvalidParams
+from mcp_tools.models import Tool
+from mcp_tools.protocol import shapes
+from mcp_tools.protocol import versions as v
+from mcp_tools.protocol.jsonrpc import encode
+from tests.test_server import LEGACY, MODERN, Wire, connected, error
+
+PAGE_SIZE = 5
+BAD_CURSOR = {"reason": "The cursor is not one this server issued."}
+
+
+def cursor_of(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode()
+
+
+# Cursors ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("offset", [0, 1, 5, 99, 100])
+def test_a_cursor_decodes_to_the_offset_it_was_issued_for(offset: int) -> None:
+    assert decode_cursor(encode_cursor(offset), 100) == offset
+
+
+def test_no_cursor_means_the_first_page() -> None:
+    assert decode_cursor(None, 0) == 0
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "garbage",
+        "!!!",
+        "",
+        "é",
+        cursor_of(b"hello"),
+        cursor_of(b"mcp-tools:"),
+        cursor_of(b"mcp-tools:-1"),
+        cursor_of(b"mcp-tools:+1"),
+        cursor_of(b"mcp-tools:1.5"),
+        cursor_of(b"mcp-tools: 1"),
+        cursor_of(b"mcp-tools:abc"),
+        cursor_of(b"mcp-tools:101"),
+        cursor_of(b"mcp-tools:" + b"1" * 10),
+        cursor_of(b"other:5"),
+        encode_cursor(5).rstrip("="),
+        5,
+        0,
+        True,
+        [],
+        {"offset": 5},
+    ],
+)
+def test_a_cursor_this_server_did_not_issue_is_invalid_params(cursor: Any) -> None:
+    with pytest.raises(InvalidParams) as raised:
+        decode_cursor(cursor, 100)
+    assert (raised.value.code, raised.value.data) == (INVALID_PARAMS, BAD_CURSOR)
+
+
+@given(st.one_of(st.text(), st.binary().map(lambda b: base64.urlsafe_b64encode(b).decode())), st.integers(0, 500))
+def test_decoding_any_text_gives_an_offset_within_the_list_or_invalid_params(cursor: str, total: int) -> None:
+    try:
+        offset = decode_cursor(cursor, total)
+    except InvalidParams:
+        return
+    assert 0 <= offset <= total
+
+
+# Snapshots and invalidation ---------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_snapshot_is_served_until_the_catalog_is_invalidated(tools: None) -> None:
+    local = Catalog()
+    first = local.get_sync()
+    assert local.get_sync() is first
+    local.invalidate()
+    second = local.get_sync()
+    assert second is not first
+    assert second.generation > first.generation
+    assert [e.name for e in second.entries] == [e.name for e in first.entries]
+
+
+@pytest.mark.django_db
+def test_a_change_heard_again_under_the_same_stamp_is_ignored(tools: None) -> None:
+    local = Catalog()
+    local.invalidate("change-1")
+    snapshot = local.get_sync()
+    local.invalidate("change-1")
+    assert local.get_sync() is snapshot
+    local.invalidate("change-2")
+    assert local.get_sync() is not snapshot
+
+
+@pytest.mark.django_db
+def test_invalidating_without_a_stamp_always_drops_the_snapshot(tools: None) -> None:
+    local = Catalog()
+    snapshot = local.get_sync()
+    local.invalidate()
+    local.get_sync()
+    local.invalidate()
+    assert local.get_sync() is not snapshot
+
+
+@pytest.mark.django_db
+def test_a_snapshot_loaded_while_the_tools_change_is_not_kept(tools: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    local = Catalog()
+    real = catalog_module.entry_from_row
+
+    def change_during_load(row: Any) -> Any:
+        local.invalidate()
+        return real(row)
+
+    monkeypatch.setattr(catalog_module, "entry_from_row", change_during_load)
+    stale = local.get_sync()
+    monkeypatch.setattr(catalog_module, "entry_from_row", real)
+    assert local.get_sync() is not stale
+    assert local.get_sync() is local.get_sync()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_saving_or_deleting_a_tool_invalidates_the_shared_catalog(tools: None) -> None:
+    snapshot = catalog.get_sync()
+    tool = Tool.objects.get(name="add")
+    tool.enabled = False
+    tool.save()
+    refreshed = catalog.get_sync()
+    assert refreshed is not snapshot
+    assert "add" not in refreshed.by_name
+    Tool.objects.get(name="greet").delete()
+    assert "greet" not in catalog.get_sync().by_name
+
+
+@pytest.mark.django_db
+def test_the_snapshot_holds_enabled_tools_in_name_order(tools: None) -> None:
+    Tool.objects.filter(name__in=["crash", "tags"]).update(enabled=False)
+    snapshot = Catalog().get_sync()
+    expected = sorted(Tool.objects.filter(enabled=True).values_list("name", flat=True))
+    assert [e.name for e in snapshot.entries] == expected
+    assert set(snapshot.by_name) == set(expected)
+    assert snapshot.by_name["add"].callable_name == "add"
+
+
+@pytest.mark.django_db
+def test_pages_of_the_full_list_are_cached_and_filtered_lists_are_not(tools: None) -> None:
+    snapshot = Catalog().get_sync()
+    page = snapshot.page(snapshot.entries, v.V2025_11_25, 0, PAGE_SIZE)
+    assert snapshot.page(snapshot.entries, v.V2025_11_25, 0, PAGE_SIZE) is page
+    subset = tuple(e for e in snapshot.entries)  # an equal, distinct tuple, as a permission filter gives
+    assert snapshot.page(subset, v.V2025_11_25, 0, PAGE_SIZE) == page
+    assert snapshot.page(subset, v.V2025_11_25, 0, PAGE_SIZE) is not page
+    other = snapshot.page(snapshot.entries, v.V2024_11_05, 0, PAGE_SIZE)
+    assert other != page
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("version", [*LEGACY, MODERN])
+def test_an_entry_encodes_its_definition_once_per_revision(tools: None, version: Any) -> None:
+    revision = v.lookup(version)
+    assert revision is not None
+    entry = Catalog().get_sync().by_name["add"]
+    encoded = entry.definition_json(revision)
+    assert entry.definition_json(revision) is encoded
+    assert encoded == encode(shapes.definition(entry.spec, revision))
+
+
+@pytest.mark.django_db
+def test_a_row_without_schema_or_icons_gets_an_object_schema_and_no_icons(tools: None) -> None:
+    Tool.objects.filter(name="crash").update(input_schema={}, icons=[])
+    entry = Catalog().get_sync().by_name["crash"]
+    assert (entry.spec.input_schema, entry.spec.icons) == ({"type": "object"}, ())
+
+
+# Pagination through tools/list ------------------------------------------------------------------
+
+
+@pytest.fixture
+def enabled_names(tools: None) -> list[str]:
+    Tool.objects.filter(name__in=["crash", "tags"]).update(enabled=False)
+    catalog.invalidate()
+    return sorted(Tool.objects.filter(enabled=True).values_list("name", flat=True))
+
+
+async def list_page(wire: Wire, version: Any, cursor: Any = None, **params: Any) -> dict[str, Any]:
+    if cursor is not None:
+        params["cursor"] = cursor
+    if version == MODERN:
+        return await wire.modern("tools/list", params)
+    return await wire.request("tools/list", params)
+
+
+async def walk(wire: Wire, version: Any) -> list[list[str]]:
+    pages: list[list[str]] = []
+    cursor = None
+    while len(pages) < 100:
+        result = (await list_page(wire, version, cursor))["result"]
+        pages.append([tool["name"] for tool in result["tools"]])
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            return pages
+        assert isinstance(cursor, str) and cursor
+    raise AssertionError("nextCursor never ran out")
+
+
+async def session_for(user: Any, version: Any) -> Wire:
+    return Wire(user) if version == MODERN else await connected(user, version)
+
+
+DRAFTS = (1, "2024-10-07")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("version", [*(x for x in LEGACY if x not in DRAFTS), MODERN])
+async def test_walking_next_cursor_lists_every_enabled_tool_once_in_name_order(
+    enabled_names: list[str], user: Any, version: Any
+) -> None:
+    pages = await walk(await session_for(user, version), version)
+    assert [name for page in pages for name in page] == enabled_names
+    assert all(len(page) == PAGE_SIZE for page in pages[:-1])
+    assert 1 <= len(pages[-1]) <= PAGE_SIZE
+    assert len(pages) == -(-len(enabled_names) // PAGE_SIZE)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("version", DRAFTS)
+async def test_draft_clients_get_every_tool_on_one_page_because_the_draft_has_no_cursor(
+    enabled_names: list[str], user: Any, version: Any
+) -> None:
+    pages = await walk(await session_for(user, version), version)
+    assert pages == [enabled_names]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_page_size_of_the_whole_list_needs_no_cursor(
+    settings: Any, enabled_names: list[str], user: Any
+) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "PAGE_SIZE": len(enabled_names)}
+    result = (await (await connected(user)).request("tools/list"))["result"]
+    assert [t["name"] for t in result["tools"]] == enabled_names
+    assert "nextCursor" not in result
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("version", [*LEGACY, MODERN])
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "garbage",
+        cursor_of(b"hello"),
+        cursor_of(b"mcp-tools:-1"),
+        cursor_of(b"mcp-tools:10000"),
+        5,
+        [],
+        {},
+        True,
+    ],
+)
+async def test_tools_list_refuses_a_bad_cursor_with_invalid_params(
+    tools: None, user: Any, version: Any, cursor: Any
+) -> None:
+    wire = await session_for(user, version)
+    reply = await list_page(wire, version, cursor)
+    assert reply == error(reply["id"], INVALID_PARAMS, "Invalid cursor", BAD_CURSOR)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_null_cursor_means_the_first_page(tools: None, user: Any) -> None:
+    wire = await connected(user)
+    first = await wire.request("tools/list")
+    again = await wire.request("tools/list", {"cursor": None})
+    assert again["result"] == first["result"]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_disabled_tools_are_absent_and_cannot_be_called(enabled_names: list[str], user: Any) -> None:
+    wire = await connected(user)
+    listed = [name for page in await walk(wire, "2025-11-25") for name in page]
+    assert "crash" not in listed and "tags" not in listed
+    reply = await wire.call("tags", {"items": []})
+    assert reply == error(reply["id"], INVALID_PARAMS, "Unknown tool: tags", {"reason": "Unknown tool: tags"})
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_tool_disabled_mid_session_leaves_the_next_listing(tools: None, user: Any) -> None:
+    wire = await connected(user)
+    assert (await wire.request("tools/list"))["result"]["tools"][0]["name"] == "add"
+
+    def disable_add() -> None:
+        tool = Tool.objects.get(name="add")
+        tool.enabled = False
+        tool.save()
+
+    await database_sync_to_async(disable_add)()
+    assert (await wire.request("tools/list"))["result"]["tools"][0]["name"] != "add"
+    reply = await wire.call("add", {"a": 1, "b": 2})
+    assert reply["error"]["code"] == INVALID_PARAMS

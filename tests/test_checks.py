@@ -1,0 +1,149 @@
+"""System checks mcp_tools.E0xx / W0xx, compared whole with what run_checks() reports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.core import checks
+from django.core.checks import run_checks
+
+from mcp_tools.conf import DEFAULTS
+from mcp_tools.models import Tool
+
+VALID_KEYS = ", ".join(sorted(DEFAULTS))
+NO_LAYER = checks.Warning(
+    "No channel layer is configured: clients will not hear notifications/tools/list_changed.",
+    hint="Set CHANNEL_LAYERS (channels_redis in production, InMemoryChannelLayer for one process).",
+    id="mcp_tools.W001",
+)
+
+
+def mcp_checks(**kwargs: Any) -> list[checks.CheckMessage]:
+    found = [m for m in run_checks(**kwargs) if m.id and m.id.startswith("mcp_tools.")]
+    return sorted(found, key=lambda m: (m.id, m.msg))
+
+
+def not_positive(name: str) -> checks.Error:
+    return checks.Error(
+        f"MCP_TOOLS[{name!r}] must be a positive integer.",
+        hint=f"Default: {DEFAULTS[name]}.",
+        id="mcp_tools.E004",
+    )
+
+
+CASES: list[tuple[str, dict[str, Any], list[checks.CheckMessage]]] = [
+    ("valid settings", {}, []),
+    ("every key set", {"MCP_TOOLS": dict(DEFAULTS)}, []),
+    ("no MCP_TOOLS at all", {"MCP_TOOLS": None}, []),
+    (
+        "MCP_TOOLS not a dict",
+        {"MCP_TOOLS": [("PAGE_SIZE", 5)]},
+        [
+            checks.Error(
+                "MCP_TOOLS must be a dict.",
+                hint="Set MCP_TOOLS = {...} in your settings.",
+                id="mcp_tools.E001",
+            )
+        ],
+    ),
+    (
+        "unknown keys",
+        {"MCP_TOOLS": {"PAGESIZE": 5, "ALLOW_ANONYMUS": True}},
+        [
+            checks.Error(
+                "Unknown MCP_TOOLS key 'ALLOW_ANONYMUS'.",
+                hint=f"Valid keys: {VALID_KEYS}.",
+                id="mcp_tools.E002",
+            ),
+            checks.Error("Unknown MCP_TOOLS key 'PAGESIZE'.", hint=f"Valid keys: {VALID_KEYS}.", id="mcp_tools.E002"),
+        ],
+    ),
+    (
+        "permission class that cannot be imported",
+        {"MCP_TOOLS": {"PERMISSION_CLASSES": ["mcp_tools.permissions.IsStaff"]}},
+        [
+            checks.Error(
+                "MCP_TOOLS['PERMISSION_CLASSES'] names 'mcp_tools.permissions.IsStaff', "
+                "which cannot be imported: "
+                'Module "mcp_tools.permissions" does not define a "IsStaff" attribute/class',
+                hint="Check the dotted path of the class.",
+                id="mcp_tools.E003",
+            )
+        ],
+    ),
+    (
+        "permission classes not a list",
+        {"MCP_TOOLS": {"PERMISSION_CLASSES": "mcp_tools.permissions.AllowAny"}},
+        [checks.Error("MCP_TOOLS['PERMISSION_CLASSES'] must be a list of dotted paths.", id="mcp_tools.E003")],
+    ),
+    ("PAGE_SIZE 0", {"MCP_TOOLS": {"PAGE_SIZE": 0}}, [not_positive("PAGE_SIZE")]),
+    (
+        "limits of the wrong type",
+        {"MCP_TOOLS": {"MAX_DEPTH": "32", "MAX_MESSAGE_BYTES": True, "PAGE_SIZE": -1}},
+        [not_positive("MAX_DEPTH"), not_positive("MAX_MESSAGE_BYTES"), not_positive("PAGE_SIZE")],
+    ),
+    (
+        "channel layer alias missing",
+        {"MCP_TOOLS": {"CHANNEL_LAYER": "events"}},
+        [
+            checks.Error(
+                "MCP_TOOLS['CHANNEL_LAYER'] names 'events', which CHANNEL_LAYERS does not define.",
+                hint="Add 'events' to CHANNEL_LAYERS or remove the setting.",
+                id="mcp_tools.E005",
+            )
+        ],
+    ),
+    (
+        "channel layer alias present",
+        {
+            "MCP_TOOLS": {"CHANNEL_LAYER": "events"},
+            "CHANNEL_LAYERS": {"events": {"BACKEND": "channels.layers.InMemoryChannelLayer"}},
+        },
+        [],
+    ),
+    ("CHANNEL_LAYERS empty", {"CHANNEL_LAYERS": {}}, [NO_LAYER]),
+    ("CHANNEL_LAYERS absent", {"CHANNEL_LAYERS": None}, [NO_LAYER]),
+    (
+        "several problems at once",
+        {"MCP_TOOLS": {"PAGE_SIZE": 0, "COLOUR": "blue"}, "CHANNEL_LAYERS": {}},
+        [
+            checks.Error("Unknown MCP_TOOLS key 'COLOUR'.", hint=f"Valid keys: {VALID_KEYS}.", id="mcp_tools.E002"),
+            not_positive("PAGE_SIZE"),
+            NO_LAYER,
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("overrides", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_run_checks_reports_exactly_the_expected_messages(settings, overrides, expected):
+    for name, value in overrides.items():
+        if value is None:
+            delattr(settings, name)
+        else:
+            setattr(settings, name, value)
+
+    assert mcp_checks() == expected
+
+
+@pytest.mark.django_db
+def test_a_tool_naming_an_unregistered_callable_is_a_database_warning(tools):
+    Tool.objects.create(name="orphan", callable_name="gone")
+
+    assert mcp_checks() == []
+    assert mcp_checks(databases=["default"]) == [
+        checks.Warning(
+            "Tool 'orphan' runs 'gone', which no installed app registers.",
+            hint="Register it with @tool in an app's mcp_tools.py, or edit or delete the tool.",
+            obj="orphan",
+            id="mcp_tools.W002",
+        )
+    ]
+
+
+@pytest.mark.django_db
+def test_model_query_tools_are_not_checked_for_callables():
+    Tool.objects.create(name="orders", kind=Tool.Kind.MODEL_QUERY)
+
+    assert mcp_checks(databases=["default"]) == []

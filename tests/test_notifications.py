@@ -1,0 +1,207 @@
+"""notifications/tools/list_changed: one per committed change, to every initialized session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import transaction
+from django.test import Client
+
+from mcp_tools.models import Tool
+from mcp_tools.registry import registry
+from tests.conftest import WSClient, db_call, ws_headers
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+REGISTERED = [registered.key for registered in registry.all()]
+
+
+async def listed(client: WSClient) -> dict[str, dict[str, Any]]:
+    """Every tool of every page by name; each answer must be the very next frame the session sends."""
+    tools: dict[str, dict[str, Any]] = {}
+    cursor = None
+    while True:
+        client.next_id += 1
+        params = {} if cursor is None else {"cursor": cursor}
+        await client.send({"jsonrpc": "2.0", "id": client.next_id, "method": "tools/list", "params": params})
+        reply = await client.receive()
+        assert reply.get("id") == client.next_id, reply
+        tools |= {tool["name"]: tool for tool in reply["result"]["tools"]}
+        cursor = reply["result"].get("nextCursor")
+        if cursor is None:
+            return tools
+
+
+async def heard_once(client: WSClient) -> dict[str, dict[str, Any]]:
+    """Assert that exactly one list_changed arrives next; return the tools/list that follows it."""
+    assert await client.receive() == LIST_CHANGED
+    return await listed(client)
+
+
+async def pong(client: WSClient) -> dict[str, Any]:
+    """Ping and return the next frame, which must be the answer when nothing else was pending."""
+    await client.send({"jsonrpc": "2.0", "id": "ping", "method": "ping"})
+    return await client.receive()
+
+
+def create_tool() -> None:
+    Tool.objects.create(name="add_again", title="Add again", callable_name="add")
+
+
+def edit_tool() -> None:
+    tool = Tool.objects.get(name="greet")
+    tool.title = "Say hello"
+    tool.save()
+
+
+def disable_tool() -> None:
+    tool = Tool.objects.get(name="greet")
+    tool.enabled = False
+    tool.save()
+
+
+def delete_tool() -> None:
+    Tool.objects.get(name="greet").delete()
+
+
+def admin_client() -> Client:
+    from django.contrib.auth import get_user_model
+
+    admin = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+    client = Client()
+    client.force_login(admin)
+    return client
+
+
+def admin_action(action: str, names: list[str]) -> None:
+    pks = [str(pk) for pk in Tool.objects.filter(name__in=names).values_list("pk", flat=True)]
+    response = admin_client().post("/admin/mcp_tools/tool/", {"action": action, "_selected_action": pks})
+    assert response.status_code == 302
+
+
+def admin_disable_two() -> None:
+    admin_action("disable_tools", ["greet", "tags"])
+
+
+def admin_enable_two() -> None:
+    Tool.objects.filter(name__in=["greet", "tags"]).update(enabled=False)
+    admin_action("enable_tools", ["greet", "tags"])
+
+
+def admin_delete_one() -> None:
+    pk = Tool.objects.get(name="greet").pk
+    response = admin_client().post(f"/admin/mcp_tools/tool/{pk}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+
+
+def names(tools: dict[str, dict[str, Any]]) -> list[str]:
+    return sorted(tools)
+
+
+def registered_except(*excluded: str) -> list[str]:
+    return [key for key in REGISTERED if key not in excluded]
+
+
+CHANGES: list[tuple[Callable[[], None], Callable[[dict[str, Any]], Any], Any]] = [
+    (create_tool, lambda tools: tools["add_again"]["title"], "Add again"),
+    (edit_tool, lambda tools: tools["greet"]["title"], "Say hello"),
+    (disable_tool, names, registered_except("greet")),
+    (delete_tool, names, registered_except("greet")),
+    (admin_disable_two, names, registered_except("greet", "tags")),
+    (admin_enable_two, names, REGISTERED),
+    (admin_delete_one, names, registered_except("greet")),
+]
+
+
+@pytest.mark.parametrize(("change", "view", "expected"), CHANGES, ids=[change.__name__ for change, _, _ in CHANGES])
+async def test_a_committed_change_notifies_every_initialized_session_once(ws_session, change, view, expected):
+    first, second = await ws_session(), await ws_session()
+
+    await db_call(change)
+
+    assert view(await heard_once(first)) == expected
+    assert view(await heard_once(second)) == expected
+
+
+async def test_a_rolled_back_change_sends_nothing(ws_session):
+    client = await ws_session()
+
+    def create_then_roll_back() -> None:
+        try:
+            with transaction.atomic():
+                Tool.objects.create(name="ghost", callable_name="add")
+                raise RuntimeError("roll back")
+        except RuntimeError:
+            pass
+
+    await db_call(create_then_roll_back)
+    await db_call(disable_tool)
+
+    tools = await heard_once(client)
+    assert ("ghost" in tools, "greet" in tools) == (False, False)
+
+
+async def test_several_saves_in_one_transaction_send_one_notification(ws_session):
+    client = await ws_session()
+
+    def disable_three() -> None:
+        with transaction.atomic():
+            for tool in Tool.objects.filter(name__in=["add", "greet", "tags"]):
+                tool.enabled = False
+                tool.save()
+            Tool.objects.get(name="crash").delete()
+
+    await db_call(disable_three)
+
+    assert sorted(set(REGISTERED) - set(await heard_once(client))) == ["add", "crash", "greet", "tags"]
+
+
+async def test_a_session_that_has_not_initialized_hears_nothing(ws_session):
+    initialized = await ws_session()
+    fresh = await ws_session(initialize=False)
+
+    await db_call(disable_tool)
+    await heard_once(initialized)
+
+    assert await pong(fresh) == {"jsonrpc": "2.0", "id": "ping", "result": {}}
+
+
+async def test_without_a_channel_layer_list_changed_is_not_advertised(ws_connect, token, tools, settings):
+    settings.CHANNEL_LAYERS = {}
+    communicator, accepted, _ = await ws_connect(ws_headers(token))
+    assert accepted
+    client = WSClient(communicator)
+
+    init = await client.initialize()
+
+    assert init["result"]["capabilities"] == {"tools": {}}
+
+
+async def test_without_a_channel_layer_the_next_tools_list_still_shows_a_change(ws_connect, token, tools, settings):
+    settings.CHANNEL_LAYERS = {}
+    communicator, accepted, _ = await ws_connect(ws_headers(token))
+    assert accepted
+    client = WSClient(communicator)
+    await client.initialize()
+    assert "greet" in await listed(client)
+
+    await db_call(disable_tool)
+
+    assert "greet" not in await listed(client)
+    assert await pong(client) == {"jsonrpc": "2.0", "id": "ping", "result": {}}
+
+
+async def test_sessions_hear_changes_on_the_configured_channel_layer_alias(ws_session, settings):
+    settings.CHANNEL_LAYERS = {
+        **settings.CHANNEL_LAYERS,
+        "events": {"BACKEND": "channels.layers.InMemoryChannelLayer"},
+    }
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "CHANNEL_LAYER": "events"}
+    client = await ws_session()
+
+    await db_call(disable_tool)
+
+    assert "greet" not in await heard_once(client)
