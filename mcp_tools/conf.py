@@ -31,6 +31,8 @@ DEFAULTS: dict[str, Any] = {
     # Streamable HTTP
     "SSE_KEEPALIVE_SECONDS": 15,
     "SESSION_TTL_SECONDS": 86_400,
+    # stdio
+    "STDIO_POLL_SECONDS": 2.0,
     # Abuse limits
     "MAX_MESSAGE_BYTES": 1_048_576,
     "MAX_DEPTH": 32,

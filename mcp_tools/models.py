@@ -181,3 +181,16 @@ class ClientSession(models.Model):
     def __str__(self) -> str:
         name = self.client_info.get("name") if isinstance(self.client_info, dict) else None
         return f"{name or 'client'} ({self.revision})"
+
+
+class ChangeCounter(models.Model):
+    """Counts committed changes, for processes that poll instead of hearing the channel layer."""
+
+    name = models.CharField(primary_key=True, max_length=32)
+    value = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name = _("change counter")
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.value}"

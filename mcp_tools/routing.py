@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from channels.auth import AuthMiddlewareStack
 from django.urls import path
 
+from mcp_tools.transports.http import MCPHttpConsumer
 from mcp_tools.transports.websocket import MCPWebsocketConsumer
 
 websocket_urlpatterns: list[Any] = [
     path("mcp/ws", MCPWebsocketConsumer.as_asgi()),
 ]
-http_urlpatterns: list[Any] = []
+# The HTTP endpoint brings its own session middleware so that the site's other HTTP routes need none.
+http_urlpatterns: list[Any] = [
+    path("mcp", AuthMiddlewareStack(MCPHttpConsumer.as_asgi())),
+]

@@ -1,0 +1,325 @@
+"""Streamable HTTP at ``/mcp``: legacy sessions and stateless 2026-07-28 requests on one endpoint."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from channels.consumer import AsyncConsumer
+from channels.db import database_sync_to_async
+
+from mcp_tools import permissions
+from mcp_tools.authentication import AuthenticationFailed, authenticate
+from mcp_tools.conf import mcp_settings
+from mcp_tools.exceptions import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    HeaderMismatch,
+    InvalidRequest,
+    ProtocolError,
+)
+from mcp_tools.http_sessions import store
+from mcp_tools.hub import hub
+from mcp_tools.notifications import channel_layer
+from mcp_tools.origins import host_allowed, origin_allowed
+from mcp_tools.protocol import jsonrpc, modern
+from mcp_tools.protocol.jsonrpc import Notification, Request, Response
+from mcp_tools.server import server
+from mcp_tools.session import InFlight, Session
+from mcp_tools.transports.http_request import HTTPError, HTTPRequest
+from mcp_tools.transports.sse import EventStream
+
+SESSION_HEADER = b"mcp-session-id"
+LEGACY_HEADER_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
+JSON_HEADERS = [(b"content-type", b"application/json")]
+_CLIENT_ERROR = frozenset(
+    {
+        PARSE_ERROR,
+        INVALID_REQUEST,
+        INVALID_PARAMS,
+        HEADER_MISMATCH,
+        MISSING_CLIENT_CAPABILITY,
+        UNSUPPORTED_PROTOCOL_VERSION,
+    }
+)
+
+
+def modern_status(response: dict[str, Any] | None) -> int:
+    """The HTTP status of a 2026-07-28 response (PROTOCOL.md §3)."""
+    if response is None or "error" not in response:
+        return 200
+    code = response["error"].get("code")
+    if code == METHOD_NOT_FOUND:
+        return 404
+    return 400 if code in _CLIENT_ERROR else 200
+
+
+class MCPHttpConsumer(AsyncConsumer):
+    """Answers one HTTP request; streams SSE when a request reports progress or listens."""
+
+    channel_layer_alias = "mcp_tools.none"  # change events arrive through the process hub instead
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        request = HTTPRequest(scope, receive, send)
+        try:
+            await self.serve(request)
+        except HTTPError as exc:
+            body = jsonrpc.encode(jsonrpc.error(exc.request_id, exc.error)).encode()
+            await request.respond(exc.status, body, [*JSON_HEADERS, *exc.headers])
+
+    async def serve(self, request: HTTPRequest) -> None:
+        if not host_allowed(request.header("host")):
+            raise HTTPError(421, InvalidRequest("Invalid Host header"))
+        if not origin_allowed(request.header("origin")):
+            raise HTTPError(403, InvalidRequest("Invalid Origin header"))
+        user, token = await self.authenticate(request)
+        version = request.header("mcp-protocol-version")
+        if version is not None and version not in LEGACY_HEADER_VERSIONS:
+            await self.serve_modern(request, user, token)
+        else:
+            await self.serve_legacy(request, user, token, version)
+
+    async def authenticate(self, request: HTTPRequest) -> tuple[Any, Any]:
+        challenge = [(b"www-authenticate", b'Bearer realm="mcp"')]
+        try:
+            user, token = await database_sync_to_async(authenticate)(request.scope)
+        except AuthenticationFailed as exc:
+            raise HTTPError(401, InvalidRequest(str(exc)), headers=challenge) from None
+        if not permissions.may_connect(user):
+            raise HTTPError(401, InvalidRequest("Authentication required"), headers=challenge)
+        return user, token
+
+    # 2026-07-28 ---------------------------------------------------------------------------------
+
+    async def serve_modern(self, request: HTTPRequest, user: Any, token: Any) -> None:
+        if request.method != "POST":
+            raise HTTPError(405, InvalidRequest("Use POST"), headers=[(b"allow", b"POST")])
+        message = await request.json_message()
+        if isinstance(message, Notification):
+            self.check_modern_headers(request, message.method, message.params, None)
+            await request.respond(202)
+            return
+        if not isinstance(message, Request):
+            raise HTTPError(400, InvalidRequest("Body must be a single JSON-RPC request or notification"))
+        self.check_modern_headers(request, message.method, message.params, message.id)
+        if message.method == "subscriptions/listen" and not request.accepts_sse:
+            raise HTTPError(
+                406, InvalidRequest("subscriptions/listen answers text/event-stream"), request_id=message.id
+            )
+        session = Session(
+            transport="http", user=user, token=token, emit=_discard, can_notify=channel_layer() is not None
+        )
+        await Exchange(request, session, message, modern=True).run()
+
+    def check_modern_headers(self, request: HTTPRequest, method: str, params: dict[str, Any], request_id: Any) -> None:
+        """The ladder: envelope (-32602), then headers against the body (-32020), then version (-32022)."""
+        try:
+            envelope = modern.envelope(params)
+            if request.duplicated_routing_header:
+                raise HeaderMismatch(f"Duplicate {request.duplicated_routing_header} header")
+            if request.header("mcp-protocol-version") != envelope.requested:
+                raise HeaderMismatch("MCP-Protocol-Version does not match _meta")
+            if request.header("mcp-method") != method:
+                raise HeaderMismatch("Mcp-Method does not match the body's method")
+            name = params.get("name")
+            if method == "tools/call" and isinstance(name, str) and _strip(request.header("mcp-name")) != name:
+                raise HeaderMismatch("Mcp-Name does not match the body's tool name")
+            modern.revision(envelope.requested)
+        except ProtocolError as exc:
+            raise HTTPError(400, exc, request_id=request_id) from None
+
+    # Legacy era ---------------------------------------------------------------------------------
+
+    async def serve_legacy(self, request: HTTPRequest, user: Any, token: Any, version: str | None) -> None:
+        if request.method == "POST":
+            await self.legacy_post(request, user, token, version)
+        elif request.method == "GET":
+            await self.legacy_get(request, user)
+        elif request.method == "DELETE":
+            record = await self.legacy_session(request, user)
+            await store.end(record.id)
+            await request.respond(200)
+        else:
+            raise HTTPError(405, InvalidRequest("Use POST, GET or DELETE"), headers=[(b"allow", b"GET, POST, DELETE")])
+
+    async def legacy_session(self, request: HTTPRequest, user: Any) -> Any:
+        session_id = request.header("mcp-session-id")
+        if not session_id:
+            raise HTTPError(400, InvalidRequest("Missing Mcp-Session-Id header"))
+        record = await store.get(session_id, user)
+        if record is None:
+            raise HTTPError(404, InvalidRequest("Session not found"))
+        return record
+
+    async def legacy_post(self, request: HTTPRequest, user: Any, token: Any, version: str | None) -> None:
+        decoded = await request.json_body()
+        message = None if isinstance(decoded, list) else jsonrpc.classify(decoded)
+        if isinstance(message, Request) and message.method == "initialize" and not request.header("mcp-session-id"):
+            await self.initialize(request, user, token, message)
+            return
+        record = await self.legacy_session(request, user)
+        if version is not None and version != str(record.revision.wire):
+            raise HTTPError(400, InvalidRequest(f"MCP-Protocol-Version must be {record.revision.wire}"))
+        session = store.session_for(record, user=user, token=token, emit=_discard)
+        if isinstance(decoded, list):
+            await self.legacy_batch(request, session, decoded)
+        elif isinstance(message, Request):
+            await Exchange(request, session, message, modern=False).run()
+        else:
+            if message is not None and not isinstance(message, Response):
+                response = await server.handle(session, message)
+                if response is not None:
+                    raise HTTPError(400, InvalidRequest(response["error"]["message"]), request_id=response.get("id"))
+            await request.respond(202)
+
+    async def initialize(self, request: HTTPRequest, user: Any, token: Any, message: Request) -> None:
+        session = Session(
+            transport="http", user=user, token=token, emit=_discard, can_notify=channel_layer() is not None
+        )
+        response = await server.handle(session, message)
+        headers = list(JSON_HEADERS)
+        if response is not None and "result" in response:
+            session.session_id = await store.create(session)
+            headers.append((SESSION_HEADER, session.session_id.encode()))
+        await request.respond(200, jsonrpc.encode(response).encode(), headers)
+
+    async def legacy_batch(self, request: HTTPRequest, session: Session, items: list[Any]) -> None:
+        messages: list[Any] = []
+        session.emit = messages.append
+        await server.receive_batch(session, items)
+        if not messages:
+            await request.respond(202)
+            return
+        await request.respond(200, jsonrpc.encode(messages[0]).encode(), JSON_HEADERS)
+
+    async def legacy_get(self, request: HTTPRequest, user: Any) -> None:
+        if not request.accepts_sse:
+            raise HTTPError(406, InvalidRequest("GET opens a text/event-stream"))
+        record = await self.legacy_session(request, user)
+        stream = EventStream(request.send)
+        listener = StreamListener(stream)
+        await hub().add(listener)
+        try:
+            await stream.start(((SESSION_HEADER, record.id.encode()),))
+            await listener.pump(request, keepalive=float(mcp_settings.SSE_KEEPALIVE_SECONDS))
+        finally:
+            hub().remove(listener)
+            await stream.close()
+
+
+class Exchange:
+    """One request answered as JSON, or as an SSE stream once it emits notifications first."""
+
+    def __init__(self, request: HTTPRequest, session: Session, message: Request, *, modern: bool) -> None:
+        self.request, self.session, self.message, self.modern = request, session, message, modern
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        session.emit = self.queue.put_nowait
+
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        return [(SESSION_HEADER, self.session.session_id.encode())] if self.session.session_id else []
+
+    async def run(self) -> None:
+        listening = self.message.method == "subscriptions/listen"
+        if listening:
+            await hub().add(self.session)
+        task = asyncio.ensure_future(server.handle(self.session, self.message))
+        self.session.in_flight[self.message.id] = InFlight(task)
+        try:
+            await self._answer(task)
+        finally:
+            task.cancel()
+            self.session.in_flight.pop(self.message.id, None)
+            store.release(self.session)
+            if listening:
+                hub().remove(self.session)
+
+    async def _answer(self, task: asyncio.Task[Any]) -> None:
+        disconnect = asyncio.ensure_future(self.request.wait_disconnect())
+        try:
+            if not self.request.accepts_sse:
+                await asyncio.wait({task, disconnect}, return_when=asyncio.FIRST_COMPLETED)
+                if task.done():
+                    await self._respond_json(task.result())
+                return
+            first = asyncio.ensure_future(self.queue.get())
+            await asyncio.wait({task, first, disconnect}, return_when=asyncio.FIRST_COMPLETED)
+            if not first.done():
+                first.cancel()
+                if task.done():
+                    await self._respond_json(task.result())
+                return
+            await self._stream(task, first.result(), disconnect)
+        finally:
+            disconnect.cancel()
+
+    async def _respond_json(self, response: dict[str, Any] | None) -> None:
+        status = modern_status(response) if self.modern else 200
+        body = jsonrpc.encode(response).encode()
+        await self.request.respond(status, body, [*JSON_HEADERS, *self.headers()])
+
+    async def _stream(self, task: asyncio.Task[Any], first: Any, disconnect: asyncio.Future[Any]) -> None:
+        stream = EventStream(self.request.send)
+        await stream.start(tuple(self.headers()))
+        await stream.message(first)
+        keepalive = float(mcp_settings.SSE_KEEPALIVE_SECONDS)
+        while not task.done() and not disconnect.done():
+            item = asyncio.ensure_future(self.queue.get())
+            done, _ = await asyncio.wait(
+                {task, item, disconnect}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
+            )
+            if item in done:
+                await stream.message(item.result())
+            else:
+                item.cancel()
+                if not done:
+                    await stream.comment()
+        if disconnect.done():
+            return
+        while not self.queue.empty():
+            await stream.message(self.queue.get_nowait())
+        response = task.result()
+        if response is not None:
+            await stream.message(response)
+        await stream.close()
+
+
+class StreamListener:
+    """A legacy GET stream: list_changed and keep-alive comments until the client goes away."""
+
+    def __init__(self, stream: EventStream) -> None:
+        self.stream = stream
+        self.pending: asyncio.Queue[Any] = asyncio.Queue()
+
+    def tools_changed(self) -> None:
+        self.pending.put_nowait(jsonrpc.notification("notifications/tools/list_changed"))
+
+    async def pump(self, request: HTTPRequest, *, keepalive: float) -> None:
+        disconnect = asyncio.ensure_future(request.wait_disconnect())
+        try:
+            while not disconnect.done():
+                item = asyncio.ensure_future(self.pending.get())
+                done, _ = await asyncio.wait({item, disconnect}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED)
+                if item in done:
+                    await self.stream.message(item.result())
+                    continue
+                item.cancel()
+                if not done:
+                    await self.stream.comment()
+        finally:
+            disconnect.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await disconnect
+
+
+def _strip(value: str | None) -> str | None:
+    return value.strip() if value is not None else None
+
+
+def _discard(message: Any) -> None:
+    """Where messages go when nobody can receive them."""

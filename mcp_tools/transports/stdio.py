@@ -1,0 +1,109 @@
+"""MCP over stdio: newline-delimited JSON-RPC on stdin and stdout; everything else goes to stderr."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from typing import Any, BinaryIO
+
+from channels.layers import InMemoryChannelLayer
+
+from mcp_tools.conf import mcp_settings
+from mcp_tools.exceptions import InvalidRequest
+from mcp_tools.hub import hub
+from mcp_tools.notifications import channel_layer
+from mcp_tools.polling import Poller
+from mcp_tools.protocol.jsonrpc import error
+from mcp_tools.server import server
+from mcp_tools.session import Session
+from mcp_tools.transports.outbox import Outbox
+
+
+class LineWriter:
+    """Writes one message per line to a binary stream."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self.stream = stream
+
+    async def write(self, text: str) -> None:
+        self.stream.write(text.encode() + b"\n")
+        self.stream.flush()
+
+
+async def open_reader(stream: Any, limit: int) -> asyncio.StreamReader:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=limit)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
+    return reader
+
+
+async def serve(user: Any, *, stdin: Any = None, stdout: BinaryIO | None = None) -> None:
+    """Serve one session until stdin ends; requests still running then are answered first."""
+    limit = int(mcp_settings.MAX_MESSAGE_BYTES)
+    reader = await open_reader(stdin or sys.stdin, limit + 1)
+    outbox = Outbox(LineWriter(stdout or sys.stdout.buffer).write)
+    session = Session(transport="stdio", user=user, emit=outbox.put, can_notify=True)
+    stop_watching = await watch(session)
+    try:
+        await read_loop(reader, session, limit)
+        running = [inflight.task for inflight in session.in_flight.values()]
+        await asyncio.gather(*running, return_exceptions=True)
+        await outbox.drain()
+    finally:
+        await stop_watching()
+        session.close()
+
+
+async def read_loop(reader: asyncio.StreamReader, session: Session, limit: int) -> None:
+    while True:
+        try:
+            line = await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:
+            line = exc.partial
+            if not line.strip():
+                return
+        except asyncio.LimitOverrunError:
+            await skip_line(reader)
+            session.emit(error(None, InvalidRequest(f"Message larger than {limit} bytes")))
+            continue
+        if line.strip():
+            await server.receive(session, line.rstrip(b"\r\n"))
+
+
+async def skip_line(reader: asyncio.StreamReader) -> None:
+    """Discard the rest of an oversized line."""
+    while True:
+        try:
+            await reader.readuntil(b"\n")
+            return
+        except asyncio.LimitOverrunError as exc:
+            await reader.readexactly(exc.consumed)
+        except asyncio.IncompleteReadError:
+            return
+
+
+async def watch(session: Session) -> Any:
+    """Deliver tool changes: through the hub on a shared layer, else by polling the change counter."""
+    layer = channel_layer()
+    if layer is not None and not isinstance(layer, InMemoryChannelLayer):
+        await hub().add(session)
+
+        async def leave() -> None:
+            hub().remove(session)
+
+        return leave
+    poller = Poller(session, float(mcp_settings.STDIO_POLL_SECONDS))
+    await poller.start()
+    return poller.stop
+
+
+@contextlib.contextmanager
+def stdout_reserved() -> Any:
+    """Route stray prints to stderr while stdout carries the protocol."""
+    original = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        yield original
+    finally:
+        sys.stdout = original
