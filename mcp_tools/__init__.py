@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Context", "ToolError", "__version__", "tool"]
+__all__ = ["Context", "ToolError", "__version__", "query_scope", "tool"]
 
 if TYPE_CHECKING:
     from mcp_tools.context import Context
     from mcp_tools.exceptions import ToolError
     from mcp_tools.registry import tool
+    from mcp_tools.scopes import query_scope
 
 
 def __getattr__(name: str) -> Any:
@@ -23,6 +24,10 @@ def __getattr__(name: str) -> Any:
         from mcp_tools.exceptions import ToolError
 
         return ToolError
+    if name == "query_scope":
+        from mcp_tools.scopes import query_scope
+
+        return query_scope
     if name == "Context":
         from mcp_tools.context import Context
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import logging
 import threading
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -16,6 +17,8 @@ from mcp_tools.exceptions import InvalidParams
 from mcp_tools.protocol import shapes
 from mcp_tools.protocol.jsonrpc import RawJSON, encode
 from mcp_tools.protocol.versions import Revision
+
+logger = logging.getLogger("mcp_tools")
 
 
 def _validator(schema: dict[str, Any]) -> Any:
@@ -32,6 +35,9 @@ class Entry:
     callable_name: str
     spec: shapes.ToolSpec
     required_capabilities: dict[str, Any] = field(default_factory=dict)
+    query: Any = None  # QuerySpec of a model-query tool
+    argument_names: frozenset[str] | None = None  # when set, other names are refused with the allowed list
+    required_permissions: tuple[str, ...] = ()
     _definitions: dict[int, RawJSON] = field(default_factory=dict, repr=False)
 
     @property
@@ -88,9 +94,31 @@ def entry_from_row(row: Any) -> Entry:
     )
     from mcp_tools.registry import registry
 
+    entry = Entry(id=row.pk, kind=row.kind, callable_name=row.callable_name, spec=spec)
     registered = registry.get(row.callable_name) if row.kind == "callable" else None
-    requires = dict(registered.requires) if registered is not None else {}
-    return Entry(id=row.pk, kind=row.kind, callable_name=row.callable_name, spec=spec, required_capabilities=requires)
+    if registered is not None:
+        entry.required_capabilities = dict(registered.requires)
+    if row.kind == "model_query":
+        _attach_query(entry, row)
+    return entry
+
+
+def _attach_query(entry: Entry, row: Any) -> None:
+    from mcp_tools.executors.queries.arguments import allowed_names
+    from mcp_tools.executors.queries.config import build
+    from mcp_tools.executors.queries.fields import FieldPathError
+
+    config = getattr(row, "query", None)
+    if config is None:
+        logger.warning("Tool %s is a model query without a configuration", row.name)
+        return
+    try:
+        entry.query = build(config, row.name)
+    except FieldPathError as exc:
+        logger.warning("Tool %s has a model-query configuration that no longer fits its model: %s", row.name, exc)
+        return
+    entry.argument_names = allowed_names(entry.query)
+    entry.required_permissions = entry.query.permissions()
 
 
 class Catalog:
@@ -127,7 +155,9 @@ class Catalog:
         from mcp_tools.models import Tool
 
         generation = self._generation
-        entries = tuple(entry_from_row(row) for row in Tool.objects.filter(enabled=True).order_by("name"))
+        entries = tuple(
+            entry_from_row(row) for row in Tool.objects.filter(enabled=True).select_related("query").order_by("name")
+        )
         snapshot = Snapshot(entries, {e.name: e for e in entries}, generation)
         with self._lock:
             if self._generation == generation:

@@ -25,7 +25,7 @@ DEFAULTS: dict[str, Any] = {
     "SYNC_CREATES_ENABLED": False,
     # Access
     "ALLOW_ANONYMOUS": False,
-    "PERMISSION_CLASSES": ["mcp_tools.permissions.IsAuthenticated"],
+    "PERMISSION_CLASSES": ["mcp_tools.permissions.IsAuthenticated", "mcp_tools.permissions.HasModelPermissions"],
     "ALLOWED_ORIGINS": [],
     "TOKEN_LAST_USED_INTERVAL": 60,
     # Streamable HTTP
@@ -33,6 +33,12 @@ DEFAULTS: dict[str, Any] = {
     "SESSION_TTL_SECONDS": 86_400,
     # stdio
     "STDIO_POLL_SECONDS": 2.0,
+    # Model-query tools
+    "EXCLUDED_MODELS": [],
+    "SECRET_FIELDS": ["password", "secret", "secret_key", "token", "api_key", "digest"],
+    "ROW_CAP": 1000,
+    "MAX_IN_ITEMS": 100,
+    "QUERY_TIMEOUT_MS": 5000,
     # Abuse limits
     "MAX_MESSAGE_BYTES": 1_048_576,
     "MAX_DEPTH": 32,

@@ -90,6 +90,8 @@ class Tool(models.Model):
         super().clean()
         if self.kind == self.Kind.CALLABLE:
             self._clean_callable()
+        elif not self.input_schema:
+            self.input_schema = default_input_schema()
 
     def _clean_callable(self) -> None:
         from mcp_tools.registry import registry
@@ -194,3 +196,88 @@ class ChangeCounter(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name}: {self.value}"
+
+
+class ModelQuery(models.Model):
+    """What a model-query tool may touch: the model, the operation and every allow-list."""
+
+    class Operation(models.TextChoices):
+        LIST = "list", _("List rows")
+        GET = "get", _("Get one row")
+        COUNT = "count", _("Count rows")
+        AGGREGATE = "aggregate", _("Aggregate")
+        CREATE = "create", _("Create a row")
+        UPDATE = "update", _("Update a row")
+        DELETE = "delete", _("Delete a row")
+
+    tool = models.OneToOneField(Tool, on_delete=models.CASCADE, related_name="query", verbose_name=_("tool"))
+    model = models.CharField(_("model"), max_length=200, help_text=_("app_label.ModelName"))
+    operation = models.CharField(_("operation"), max_length=16, choices=Operation.choices, default=Operation.LIST)
+    output_fields = models.JSONField(_("output fields"), default=list, blank=True)
+    relations = models.JSONField(
+        _("relations"), default=list, blank=True, help_text=_("Relation paths that filters and output may follow.")
+    )
+    filters = models.JSONField(
+        _("filters"), default=list, blank=True, help_text=_('Allowed "field__lookup" pairs, e.g. "total__gte".')
+    )
+    ordering_fields = models.JSONField(_("ordering fields"), default=list, blank=True)
+    search_fields = models.JSONField(_("search fields"), default=list, blank=True)
+    aggregate_fields = models.JSONField(_("aggregate fields"), default=list, blank=True)
+    aggregate_functions = models.JSONField(_("aggregate functions"), default=list, blank=True)
+    group_by_fields = models.JSONField(_("group-by fields"), default=list, blank=True)
+    writable_fields = models.JSONField(_("writable fields"), default=list, blank=True)
+    lookup_field = models.CharField(
+        _("lookup field"), max_length=100, default="pk", help_text=_("Unique field that get, update and delete use.")
+    )
+    default_limit = models.PositiveIntegerField(_("default limit"), default=20)
+    max_limit = models.PositiveIntegerField(_("maximum limit"), default=100)
+    scope_field = models.CharField(
+        _("scope field"),
+        max_length=200,
+        blank=True,
+        help_text=_(
+            "Rows visible to the caller: a path that must equal the calling user, e.g. customer__account_manager."
+        ),
+    )
+    scope = models.CharField(
+        _("scope callable"), max_length=200, blank=True, help_text=_("A scope registered with @query_scope.")
+    )
+    serializer = models.CharField(
+        _("DRF serializer"), max_length=300, blank=True, help_text=_("Dotted path of a serializer that shapes rows.")
+    )
+
+    class Meta:
+        verbose_name = _("model query")
+        verbose_name_plural = _("model queries")
+
+    def __str__(self) -> str:
+        return f"{self.operation} {self.model}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        super().save(*args, **kwargs)
+        self.sync_tool()
+
+    def clean(self) -> None:
+        super().clean()
+        from mcp_tools.executors.queries.config import config_errors
+
+        errors = config_errors(self)
+        if errors:
+            raise ValidationError(errors)
+
+    def sync_tool(self) -> None:
+        """Regenerate the tool's schemas and hints from this configuration (which announces the change)."""
+        from mcp_tools.executors.queries.config import build
+        from mcp_tools.executors.queries.schema import input_schema, output_schema
+
+        spec = build(self, self.tool.name)
+        tool = self.tool
+        tool.kind = Tool.Kind.MODEL_QUERY
+        tool.input_schema = input_schema(spec)
+        tool.output_schema = output_schema(spec)
+        tool.read_only_hint = not spec.is_write
+        tool.destructive_hint = self.operation in (self.Operation.UPDATE, self.Operation.DELETE)
+        tool.idempotent_hint = self.operation != self.Operation.CREATE
+        tool.open_world_hint = False
+        fields = ["kind", "input_schema", "output_schema", "read_only_hint", "destructive_hint", "idempotent_hint"]
+        tool.save(update_fields=[*fields, "open_world_hint", "updated_at"])

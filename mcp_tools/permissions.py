@@ -26,6 +26,14 @@ class AllowAny(BasePermission):
         return True
 
 
+class HasModelPermissions(BasePermission):
+    """Model-query tools also need the model permissions their operation implies (view, add, change, delete)."""
+
+    def has_permission(self, user: Any, tool: Any) -> bool:
+        needed = getattr(tool, "required_permissions", ())
+        return not needed or bool(user.has_perms(needed))
+
+
 def may_connect(user: Any) -> bool:
     """Whether a caller may open an MCP session at all."""
     if user is None or not getattr(user, "is_authenticated", False):

@@ -288,6 +288,11 @@ class Server:
 
     @staticmethod
     def validate_arguments(entry: Entry, arguments: dict[str, Any]) -> None:
+        if entry.argument_names is not None:
+            unknown = sorted(set(arguments) - entry.argument_names)
+            if unknown:
+                allowed = ", ".join(sorted(entry.argument_names)) or "none"
+                raise InvalidArguments(f"Unknown argument {', '.join(map(repr, unknown))}. Allowed: {allowed}.")
         error = next(iter(entry.input_validator.iter_errors(arguments)), None)
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path)
@@ -322,7 +327,7 @@ class Server:
             result = await execute(entry, arguments, ctx)
         except ToolError as exc:
             return shapes.CallResult([{"type": "text", "text": str(exc)}], is_error=True, value=str(exc))
-        except asyncio.CancelledError:
+        except (InvalidArguments, asyncio.CancelledError):
             raise
         except Exception:
             logger.error("Tool %s failed", entry.name, exc_info=bool(mcp_settings.LOG_TRACEBACKS))

@@ -1,0 +1,203 @@
+"""A model-query tool's configuration, checked against the real model and frozen for the hot path."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import models
+
+from mcp_tools import scopes
+from mcp_tools.conf import mcp_settings
+from mcp_tools.executors.queries.fields import (
+    SEP,
+    FieldPathError,
+    ResolvedField,
+    lookups_for,
+    resolve,
+    resolve_model,
+)
+
+AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max")
+READ_OPERATIONS = ("list", "get", "count", "aggregate")
+WRITE_PERMISSION = {"create": "add", "update": "change", "delete": "delete"}
+
+
+@dataclass(frozen=True)
+class QuerySpec:
+    """Everything a call may touch, resolved against the model once."""
+
+    tool_name: str
+    model: type[models.Model]
+    operation: str
+    output: tuple[ResolvedField, ...]
+    relations: frozenset[str]
+    filters: dict[str, tuple[ResolvedField, str]]  # argument name -> (field, lookup)
+    ordering: tuple[str, ...]
+    search: tuple[str, ...]
+    aggregate_fields: tuple[str, ...]
+    aggregate_functions: tuple[str, ...]
+    group_by: tuple[ResolvedField, ...]
+    writable: tuple[models.Field[Any, Any], ...]
+    lookup: models.Field[Any, Any]
+    default_limit: int
+    max_limit: int
+    scope_field: str
+    scope: str
+    serializer: str
+
+    @property
+    def is_write(self) -> bool:
+        return self.operation in WRITE_PERMISSION
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """Aggregate names a call may ask for: ``count`` and ``func__field``."""
+        names = ["count"] if "count" in self.aggregate_functions else []
+        for func in self.aggregate_functions:
+            if func != "count":
+                names.extend(f"{func}{SEP}{field}" for field in self.aggregate_fields)
+        return tuple(names)
+
+    def permissions(self) -> tuple[str, ...]:
+        """Model permissions a caller needs: view on every model read, plus the write permission."""
+        needed = {_perm(self.model, "view")}
+        for resolved in (*self.output, *(f for f, _ in self.filters.values()), *self.group_by):
+            needed.update(_perm(m, "view") for m in resolved.models_crossed)
+        if self.is_write:
+            needed.add(_perm(self.model, WRITE_PERMISSION[self.operation]))
+        return tuple(sorted(needed))
+
+
+def _perm(model: type[models.Model], action: str) -> str:
+    return f"{model._meta.app_label}.{action}_{model._meta.model_name}"
+
+
+def argument_name(path: str, lookup: str) -> str:
+    return path if lookup == "exact" else f"{path}{SEP}{lookup}"
+
+
+def build(row: Any, tool_name: str) -> QuerySpec:
+    """Resolve a ModelQuery row; FieldPathError names the first problem."""
+    model = resolve_model(row.model)
+    relations = frozenset(row.relations or ())
+    for relation in relations:
+        resolve(model, relation, relations)
+    return QuerySpec(
+        tool_name=tool_name,
+        model=model,
+        operation=row.operation,
+        output=tuple(resolve(model, p, relations) for p in row.output_fields or ()),
+        relations=relations,
+        filters=_filters(model, row.filters or (), relations),
+        ordering=tuple(_plain(model, p, relations) for p in row.ordering_fields or ()),
+        search=tuple(_text(model, p, relations) for p in row.search_fields or ()),
+        aggregate_fields=tuple(_numeric(model, p, relations) for p in row.aggregate_fields or ()),
+        aggregate_functions=tuple(_function(f) for f in row.aggregate_functions or ()),
+        group_by=tuple(resolve(model, p, relations) for p in row.group_by_fields or ()),
+        writable=tuple(_writable(model, name) for name in row.writable_fields or ()),
+        lookup=_lookup(model, row.lookup_field or "pk"),
+        default_limit=min(int(row.default_limit), int(row.max_limit)),
+        max_limit=min(int(row.max_limit), int(mcp_settings.ROW_CAP)),
+        scope_field=_scope_field(model, row.scope_field),
+        scope=_scope(row.scope),
+        serializer=row.serializer or "",
+    )
+
+
+def _filters(
+    model: type[models.Model], entries: Any, relations: frozenset[str]
+) -> dict[str, tuple[ResolvedField, str]]:
+    found: dict[str, tuple[ResolvedField, str]] = {}
+    for entry in entries:
+        path, _, lookup = str(entry).rpartition(SEP)
+        if not path:
+            raise FieldPathError(f"Filter {entry!r} must be written field__lookup, e.g. status__exact.")
+        resolved = resolve(model, path, relations)
+        if lookup not in lookups_for(resolved.field):
+            allowed = ", ".join(lookups_for(resolved.field)) or "none"
+            raise FieldPathError(f"Filter {entry!r}: {path} allows the lookups {allowed}.")
+        found[argument_name(path, lookup)] = (resolved, lookup)
+    return found
+
+
+def _plain(model: type[models.Model], path: str, relations: frozenset[str]) -> str:
+    resolved = resolve(model, path, relations)
+    if isinstance(resolved.field, models.JSONField | models.BinaryField):
+        raise FieldPathError(f"{path!r} cannot be ordered by.")
+    return path
+
+
+def _text(model: type[models.Model], path: str, relations: frozenset[str]) -> str:
+    if not isinstance(resolve(model, path, relations).field, models.CharField | models.TextField):
+        raise FieldPathError(f"Search field {path!r} must be a text field.")
+    return path
+
+
+def _numeric(model: type[models.Model], path: str, relations: frozenset[str]) -> str:
+    field = resolve(model, path, relations).field
+    numeric = (models.IntegerField, models.FloatField, models.DecimalField, models.DateField, models.DurationField)
+    if not isinstance(field, numeric) or isinstance(field, models.ForeignKey):
+        raise FieldPathError(f"Aggregate field {path!r} must be a number, date or duration.")
+    return path
+
+
+def _function(name: str) -> str:
+    if name not in AGGREGATE_FUNCTIONS:
+        raise FieldPathError(f"Aggregate function {name!r} is not one of {', '.join(AGGREGATE_FUNCTIONS)}.")
+    return name
+
+
+def _writable(model: type[models.Model], name: str) -> models.Field[Any, Any]:
+    field = resolve(model, name, frozenset()).field
+    if field.primary_key or not field.editable:
+        raise FieldPathError(f"{name!r} is not writable.")
+    return field
+
+
+def _lookup(model: type[models.Model], name: str) -> models.Field[Any, Any]:
+    field = model._meta.pk if name == "pk" else resolve(model, name, frozenset()).field
+    if field is None or not (field.primary_key or field.unique):
+        raise FieldPathError(f"Lookup field {name!r} must be the primary key or unique.")
+    return field
+
+
+def _scope_field(model: type[models.Model], path: str) -> str:
+    if not path:
+        return ""
+    parts = path.split(SEP)
+    relations = frozenset(SEP.join(parts[:i]) for i in range(1, len(parts) + 1))
+    field = resolve(model, path, relations).field
+    if not isinstance(field, models.ForeignKey):
+        raise FieldPathError(f"Scope field {path!r} must be a relation to the user model.")
+    from django.contrib.auth import get_user_model
+
+    if field.related_model is not get_user_model():
+        raise FieldPathError(f"Scope field {path!r} must point at the user model.")
+    return path
+
+
+def _scope(name: str) -> str:
+    if name and scopes.get(name) is None:
+        raise FieldPathError(f"No scope is registered as {name!r}.")
+    return name
+
+
+def config_errors(row: Any) -> dict[str, list[str]]:
+    """Problems with a ModelQuery row, by form field, for ``clean()``."""
+    try:
+        spec = build(row, getattr(getattr(row, "tool", None), "name", "") or "")
+    except FieldPathError as exc:
+        return {"__all__": [str(exc)]}
+    problems: list[str] = []
+    if spec.operation in ("list", "get") and not spec.output and not spec.serializer:
+        problems.append("Choose at least one output field.")
+    if spec.operation == "aggregate" and not spec.metrics:
+        problems.append("Choose aggregate functions (and fields for sum, avg, min and max).")
+    if spec.operation in ("create", "update") and not spec.writable:
+        problems.append("Choose the writable fields.")
+    if spec.operation == "create" and spec.scope_field and SEP in spec.scope_field:
+        problems.append("A create tool can only be scoped by a direct user field, which it sets to the caller.")
+    if spec.default_limit < 1:
+        problems.append("The default limit must be at least 1.")
+    return {"__all__": problems} if problems else {}
