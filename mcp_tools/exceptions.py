@@ -23,6 +23,7 @@ class ProtocolError(MCPError):
 
     code: int = INTERNAL_ERROR
     default_message: str = "Internal error"
+    http_status: int = 200  # the status a 2026-07-28 HTTP response carries (PROTOCOL.md §3)
 
     def __init__(self, message: str | None = None, data: Any = None) -> None:
         self.message = message or self.default_message
@@ -39,25 +40,31 @@ class ProtocolError(MCPError):
 class ParseError(ProtocolError):
     code = PARSE_ERROR
     default_message = "Parse error"
+    http_status = 400
 
 
 class InvalidRequest(ProtocolError):
     code = INVALID_REQUEST
     default_message = "Invalid Request"
+    http_status = 400
 
 
 class MethodNotFound(ProtocolError):
     code = METHOD_NOT_FOUND
     default_message = "Method not found"
+    http_status = 404
 
 
 class InvalidParams(ProtocolError):
     code = INVALID_PARAMS
     default_message = "Invalid params"
+    http_status = 400
 
 
 class UnknownTool(InvalidParams):
     """Raised for unknown tools and for tools the caller may not use alike."""
+
+    http_status = 200
 
     def __init__(self, name: object) -> None:
         super().__init__(f"Unknown tool: {name}", {"reason": f"Unknown tool: {name}"})
@@ -66,16 +73,19 @@ class UnknownTool(InvalidParams):
 class HeaderMismatch(ProtocolError):
     code = HEADER_MISMATCH
     default_message = "Header mismatch"
+    http_status = 400
 
 
 class MissingClientCapability(ProtocolError):
     code = MISSING_CLIENT_CAPABILITY
     default_message = "Missing required client capability"
+    http_status = 400
 
 
 class UnsupportedProtocolVersion(ProtocolError):
     code = UNSUPPORTED_PROTOCOL_VERSION
     default_message = "Unsupported protocol version"
+    http_status = 400
 
 
 class ToolError(MCPError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -21,6 +22,8 @@ from mcp_tools.session import Emit, InFlight, Session
 
 SESSION_ENDED = "mcp.session_ended"
 CACHE_SIZE = 10_000
+# A cached session is confirmed against the database this often, which keeps its expiry and last use honest.
+RECHECK_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,7 @@ class SessionStore:
     """Creates, finds and ends sessions; any worker process can serve any session."""
 
     def __init__(self) -> None:
-        self._cache: OrderedDict[str, SessionRecord] = OrderedDict()
+        self._cache: OrderedDict[str, tuple[SessionRecord, float]] = OrderedDict()
         self._in_flight: dict[str, dict[RequestId, InFlight]] = {}
 
     async def create(self, session: Session) -> str:
@@ -55,11 +58,15 @@ class SessionStore:
 
     async def get(self, session_id: str, user: Any) -> SessionRecord | None:
         """The live session ``session_id`` of ``user``; None when unknown, ended or someone else's."""
-        record = self._cache.get(session_id)
-        if record is None:
-            record = await database_sync_to_async(_fetch)(session_id)
-            if record is None:
+        cached = self._cache.get(session_id)
+        if cached is not None and time.monotonic() - cached[1] < RECHECK_SECONDS:
+            record = cached[0]
+        else:
+            found = await database_sync_to_async(_fetch)(session_id)
+            if found is None:
+                self.evict(session_id)
                 return None
+            record = found
             await self._remember(record)
         return record if record.user_id == _user_id(user) else None
 
@@ -78,7 +85,7 @@ class SessionStore:
     async def _remember(self, record: SessionRecord) -> None:
         # The hub delivers session-ended events from other processes, which keep this cache honest.
         await hub().add(self)
-        self._cache[record.id] = record
+        self._cache[record.id] = (record, time.monotonic())
         self._cache.move_to_end(record.id)
         while len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)

@@ -97,6 +97,8 @@ if os.environ.get("MCP_TEST_CHANNEL_LAYER") == "redis":
 MCP_TOOLS: dict[str, object] = {"PAGE_SIZE": 5}
 if os.environ.get("MCP_TEST_GROUP_NAME"):
     MCP_TOOLS["GROUP_NAME"] = os.environ["MCP_TEST_GROUP_NAME"]
+if os.environ.get("MCP_TEST_STDIO_POLL_SECONDS"):
+    MCP_TOOLS["STDIO_POLL_SECONDS"] = float(os.environ["MCP_TEST_STDIO_POLL_SECONDS"])
 
 LOGGING = {
     "version": 1,

@@ -109,8 +109,16 @@ def result(request_id: RequestId, value: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "result": value}
 
 
+class ErrorResponse(dict[str, Any]):
+    """A JSON-RPC error response that remembers the HTTP status its error implies."""
+
+    http_status = 200
+
+
 def error(request_id: RequestId | None, exc: ProtocolError) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error()}
+    response = ErrorResponse(jsonrpc="2.0", id=request_id, error=exc.to_error())
+    response.http_status = exc.http_status
+    return response
 
 
 def notification(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -13,13 +13,6 @@ from mcp_tools import permissions
 from mcp_tools.authentication import AuthenticationFailed, authenticate
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import (
-    HEADER_MISMATCH,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    MISSING_CLIENT_CAPABILITY,
-    PARSE_ERROR,
-    UNSUPPORTED_PROTOCOL_VERSION,
     HeaderMismatch,
     InvalidRequest,
     ProtocolError,
@@ -38,26 +31,11 @@ from mcp_tools.transports.sse import EventStream
 SESSION_HEADER = b"mcp-session-id"
 LEGACY_HEADER_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
 JSON_HEADERS = [(b"content-type", b"application/json")]
-_CLIENT_ERROR = frozenset(
-    {
-        PARSE_ERROR,
-        INVALID_REQUEST,
-        INVALID_PARAMS,
-        HEADER_MISMATCH,
-        MISSING_CLIENT_CAPABILITY,
-        UNSUPPORTED_PROTOCOL_VERSION,
-    }
-)
 
 
 def modern_status(response: dict[str, Any] | None) -> int:
     """The HTTP status of a 2026-07-28 response (PROTOCOL.md §3)."""
-    if response is None or "error" not in response:
-        return 200
-    code = response["error"].get("code")
-    if code == METHOD_NOT_FOUND:
-        return 404
-    return 400 if code in _CLIENT_ERROR else 200
+    return int(getattr(response, "http_status", 200))
 
 
 class MCPHttpConsumer(AsyncConsumer):
@@ -193,10 +171,13 @@ class MCPHttpConsumer(AsyncConsumer):
         messages: list[Any] = []
         session.emit = messages.append
         await server.receive_batch(session, items)
-        if not messages:
+        # Progress of calls in a batch has no stream to travel on; the answer is the array (or the refusal).
+        answers = [m for m in messages if isinstance(m, list) or "method" not in m]
+        if not answers:
             await request.respond(202)
             return
-        await request.respond(200, jsonrpc.encode(messages[0]).encode(), JSON_HEADERS)
+        status = 400 if isinstance(answers[0], dict) else 200
+        await request.respond(status, jsonrpc.encode(answers[0]).encode(), JSON_HEADERS)
 
     async def legacy_get(self, request: HTTPRequest, user: Any) -> None:
         if not request.accepts_sse:
@@ -245,20 +226,23 @@ class Exchange:
             if not self.request.accepts_sse:
                 await asyncio.wait({task, disconnect}, return_when=asyncio.FIRST_COMPLETED)
                 if task.done():
-                    await self._respond_json(task.result())
+                    await self._respond_json(_response(task))
                 return
             first = asyncio.ensure_future(self.queue.get())
             await asyncio.wait({task, first, disconnect}, return_when=asyncio.FIRST_COMPLETED)
             if not first.done():
                 first.cancel()
                 if task.done():
-                    await self._respond_json(task.result())
+                    await self._respond_json(_response(task))
                 return
             await self._stream(task, first.result(), disconnect)
         finally:
             disconnect.cancel()
 
     async def _respond_json(self, response: dict[str, Any] | None) -> None:
+        if response is None:
+            await self.request.respond(202, headers=self.headers())
+            return
         status = modern_status(response) if self.modern else 200
         body = jsonrpc.encode(response).encode()
         await self.request.respond(status, body, [*JSON_HEADERS, *self.headers()])
@@ -283,7 +267,7 @@ class Exchange:
             return
         while not self.queue.empty():
             await stream.message(self.queue.get_nowait())
-        response = task.result()
+        response = _response(task)
         if response is not None:
             await stream.message(response)
         await stream.close()
@@ -315,6 +299,11 @@ class StreamListener:
             disconnect.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await disconnect
+
+
+def _response(task: asyncio.Task[Any]) -> dict[str, Any] | None:
+    """The handler's response; None once the client cancelled the request, which is then never answered."""
+    return None if task.cancelled() else task.result()
 
 
 def _strip(value: str | None) -> str | None:

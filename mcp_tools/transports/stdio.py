@@ -39,7 +39,7 @@ async def open_reader(stream: Any, limit: int) -> asyncio.StreamReader:
 
 
 async def serve(user: Any, *, stdin: Any = None, stdout: BinaryIO | None = None) -> None:
-    """Serve one session until stdin ends; requests still running then are answered first."""
+    """Serve one session until stdin ends; requests still running then are answered, open listens ended."""
     limit = int(mcp_settings.MAX_MESSAGE_BYTES)
     reader = await open_reader(stdin or sys.stdin, limit + 1)
     outbox = Outbox(LineWriter(stdout or sys.stdout.buffer).write)
@@ -47,6 +47,11 @@ async def serve(user: Any, *, stdin: Any = None, stdout: BinaryIO | None = None)
     stop_watching = await watch(session)
     try:
         await read_loop(reader, session, limit)
+        # A listen lasts as long as the input: it ends with its final result instead of holding the exit.
+        # One turn of the loop first lets a listen read just before the end register itself.
+        await asyncio.sleep(0)
+        for listen in session.listens.values():
+            listen.ended.set()
         running = [inflight.task for inflight in session.in_flight.values()]
         await asyncio.gather(*running, return_exceptions=True)
         await outbox.drain()

@@ -34,21 +34,22 @@ class Seed:
     tools: dict[str, int]
 
 
-def child_environment(switches: dict[str, str]) -> dict[str, str]:
+def child_environment(switches: dict[str, str], settings: str = SETTINGS) -> dict[str, str]:
     """This process's environment without its own MCP_TEST_* switches, plus the given ones."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("MCP_TEST_")}
-    env.update(DJANGO_SETTINGS_MODULE=SETTINGS, PYTHONUNBUFFERED="1", **switches)
+    env.update(DJANGO_SETTINGS_MODULE=settings, PYTHONUNBUFFERED="1", **switches)
     return env
 
 
 @dataclass
 class Site:
-    """Settings switches for child processes, a working directory for their logs, and the seed."""
+    """Settings module and switches for child processes, a working directory for their logs, and the seed."""
 
     workdir: Path
     switches: dict[str, str]
     seed: Seed | None = None
     servers: list[ServerProcess] = field(default_factory=list)
+    settings: str = SETTINGS
 
     @property
     def seeded(self) -> Seed:
@@ -57,7 +58,7 @@ class Site:
 
     @property
     def env(self) -> dict[str, str]:
-        return child_environment(self.switches)
+        return child_environment(self.switches, self.settings)
 
     def run(self, *args: str, timeout: float = COMMAND_TIMEOUT, **options: Any) -> subprocess.CompletedProcess[str]:
         """Run ``python ARGS`` in the repository with this site's environment; raises on failure."""

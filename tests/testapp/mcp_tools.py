@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from typing import Any, Literal
 
-from mcp_tools import Context, ToolError, tool
+from mcp_tools import Context, ToolError, query_scope, tool
 from mcp_tools.content import ToolResult, image, text
 
 
@@ -84,6 +84,24 @@ def picture() -> ToolResult:
 def broken_output() -> dict[str, str]:
     """Returns output that breaks its declared output schema."""
     return {"n": "not a number"}
+
+
+@tool(requires={"sampling": {}})
+def needs_sampling() -> str:
+    """Needs the client's sampling capability, which 2026-07-28 requests must declare."""
+    return "sampling declared"
+
+
+@query_scope("testapp.tenant_accounts")
+def tenant_accounts(user: Any, queryset: Any) -> Any:
+    """Accounts of the tenants named by the caller's groups."""
+    return queryset.filter(tenant__in=user.groups.values_list("name", flat=True))
+
+
+@query_scope("testapp.tenant_items")
+def tenant_items(user: Any, queryset: Any) -> Any:
+    """Items of accounts in the tenants named by the caller's groups."""
+    return queryset.filter(account__tenant__in=user.groups.values_list("name", flat=True))
 
 
 class Gate:
