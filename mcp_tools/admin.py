@@ -1,4 +1,4 @@
-"""Admin for tools (schema validation, registered-callable choices, preview) and access tokens."""
+"""Admin for tools (schema validation, registered-callable choices, model queries, preview) and access tokens."""
 
 from __future__ import annotations
 
@@ -14,7 +14,16 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from mcp_tools.catalog import entry_from_row
-from mcp_tools.models import AccessToken, Tool, default_input_schema, hash_token, new_token_secret
+from mcp_tools.forms import ModelQueryForm, ModelQueryFormSet
+from mcp_tools.models import (
+    HINT_FIELDS,
+    AccessToken,
+    ModelQuery,
+    Tool,
+    default_input_schema,
+    hash_token,
+    new_token_secret,
+)
 from mcp_tools.protocol import versions
 from mcp_tools.registry import registry
 
@@ -68,15 +77,66 @@ class ToolForm(forms.ModelForm):
         field = self.fields["callable_name"]
         assert isinstance(field, forms.ChoiceField)
         field.choices = choices
-        self.fields["input_schema"].required = False
-        self.fields["input_schema"].help_text = _(
-            'JSON Schema with root "type": "object". Leave empty to use the registered callable\'s schema.'
-        )
+        if "input_schema" in self.fields:
+            self.fields["input_schema"].required = False
+            self.fields["input_schema"].help_text = _(
+                'JSON Schema with root "type": "object". Leave empty to use the registered callable\'s schema; '
+                "a model query generates its own."
+            )
 
     def clean_input_schema(self) -> Any:
         # Left empty: Tool.clean puts the callable's schema in its place; other kinds take no arguments.
         value = self.cleaned_data.get("input_schema")
         return default_input_schema() if value is None else value
+
+    def clean(self) -> dict[str, Any] | None:
+        cleaned = super().clean()
+        if "input_schema" not in self.fields and self.cleaned_data.get("kind") == Tool.Kind.CALLABLE:
+            # The schemas were generated for a model query; the callable brings its own (see Tool.clean).
+            self.instance.input_schema, self.instance.output_schema = default_input_schema(), None
+        return cleaned
+
+
+class ModelQueryInline(admin.StackedInline):
+    """The model and allow-lists of a model-query tool; saving it regenerates the tool's schemas."""
+
+    model = ModelQuery
+    form = ModelQueryForm
+    formset = ModelQueryFormSet
+    extra = 1
+    max_num = 1
+    verbose_name = _("model query")
+    verbose_name_plural = _("model query")
+    sections: tuple[tuple[Any, tuple[str, ...], frozenset[str]], ...] = (
+        (None, ("model", "operation"), frozenset(ModelQuery.Operation.values)),
+        (_("Rows"), ("relations", "output_fields", "serializer"), frozenset({"list", "get", "create", "update"})),
+        (
+            _("Filters, search and ordering"),
+            ("filters", "search_fields", "ordering_fields", "default_limit", "max_limit"),
+            frozenset({"list", "count", "aggregate"}),
+        ),
+        (
+            _("Aggregation"),
+            ("aggregate_functions", "aggregate_fields", "group_by_fields"),
+            frozenset({"aggregate"}),
+        ),
+        (
+            _("One row and writes"),
+            ("lookup_field", "writable_fields"),
+            frozenset({"get", "create", "update", "delete"}),
+        ),
+        (_("Rows the caller may reach"), ("scope_field", "scope"), frozenset(ModelQuery.Operation.values)),
+    )
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        # Sections once a query is saved, with those its operation ignores collapsed; one list before that.
+        query = getattr(obj, "query", None) if obj is not None else None
+        if query is None or not query.model:
+            return [(None, {"fields": [name for _name, names, _ops in self.sections for name in names]})]
+        return [
+            (title, {"fields": names, "classes": () if query.operation in operations else ("collapse",)})
+            for title, names, operations in self.sections
+        ]
 
 
 @admin.register(Tool)
@@ -88,6 +148,7 @@ class ToolAdmin(admin.ModelAdmin):
     search_fields = ("name", "title", "description", "callable_name")
     readonly_fields = ("created_at", "updated_at", "definition_preview")
     actions = ("enable_tools", "disable_tools")
+    inlines = (ModelQueryInline,)
     fieldsets = (
         (None, {"fields": ("name", "title", "description", "enabled")}),
         (_("Implementation"), {"fields": ("kind", "callable_name")}),
@@ -101,6 +162,29 @@ class ToolAdmin(admin.ModelAdmin):
             {"fields": ("definition_preview", "created_at", "updated_at"), "classes": ("collapse",)},
         ),
     )
+
+    def get_fieldsets(self, request: HttpRequest, obj: Tool | None = None) -> Any:
+        if not is_model_query(obj):
+            return self.fieldsets
+        generated = {
+            "fields": ("generated_input_schema", "generated_output_schema"),
+            "description": _("Generated from the model query below; saving the query regenerates them."),
+        }
+        return [(title, generated if title == _("Schemas") else options) for title, options in self.fieldsets]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Tool | None = None) -> Any:
+        readonly = list(self.readonly_fields)
+        if is_model_query(obj):
+            readonly += ["generated_input_schema", "generated_output_schema", *HINT_FIELDS]
+        return readonly
+
+    @admin.display(description=_("input schema"))
+    def generated_input_schema(self, obj: Tool) -> str:
+        return pretty_json(obj.input_schema)
+
+    @admin.display(description=_("output schema"))
+    def generated_output_schema(self, obj: Tool) -> str:
+        return pretty_json(obj.output_schema)
 
     @admin.display(description=_("tools/list entry (latest revision)"))
     def definition_preview(self, obj: Tool) -> str:
@@ -127,6 +211,14 @@ class ToolAdmin(admin.ModelAdmin):
                 tool.save(update_fields=["enabled", "updated_at"])
                 count += 1
         self.message_user(request, _("%(count)d tool(s) updated.") % {"count": count}, messages.SUCCESS)
+
+
+def is_model_query(tool: Tool | None) -> bool:
+    return tool is not None and tool.kind == Tool.Kind.MODEL_QUERY
+
+
+def pretty_json(value: Any) -> str:
+    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
 
 
 class AccessTokenForm(forms.ModelForm):

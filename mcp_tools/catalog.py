@@ -6,7 +6,7 @@ import base64
 import binascii
 import logging
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -107,6 +107,7 @@ def _attach_query(entry: Entry, row: Any) -> None:
     from mcp_tools.executors.queries.arguments import allowed_names
     from mcp_tools.executors.queries.config import build
     from mcp_tools.executors.queries.fields import FieldPathError
+    from mcp_tools.executors.queries.schema import input_schema, output_schema
 
     config = getattr(row, "query", None)
     if config is None:
@@ -117,6 +118,9 @@ def _attach_query(entry: Entry, row: Any) -> None:
     except FieldPathError as exc:
         logger.warning("Tool %s has a model-query configuration that no longer fits its model: %s", row.name, exc)
         return
+    # The schemas come from the configuration, not the stored row, so that an edited or stale row can
+    # neither widen what a call may name (enums, row cap, list sizes) nor what a result may carry.
+    entry.spec = replace(entry.spec, input_schema=input_schema(entry.query), output_schema=output_schema(entry.query))
     entry.argument_names = allowed_names(entry.query)
     entry.required_permissions = entry.query.permissions()
 

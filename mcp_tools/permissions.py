@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from channels.db import database_sync_to_async
+
 from mcp_tools.conf import mcp_settings
 
 
@@ -30,6 +32,8 @@ class HasModelPermissions(BasePermission):
     """Model-query tools also need the model permissions their operation implies (view, add, change, delete)."""
 
     def has_permission(self, user: Any, tool: Any) -> bool:
+        if getattr(tool, "kind", "") == "model_query" and getattr(tool, "query", None) is None:
+            return False  # its configuration no longer fits its model, so nobody can know what it would read
         needed = getattr(tool, "required_permissions", ())
         return not needed or bool(user.has_perms(needed))
 
@@ -45,3 +49,11 @@ def may_use(user: Any, tool: Any) -> bool:
     """Every configured permission class must agree; no classes means no access."""
     classes = mcp_settings.imported("PERMISSION_CLASSES")
     return bool(classes) and all(cls().has_permission(user, tool) for cls in classes)
+
+
+async def prepare(user: Any) -> None:
+    """Load ``user``'s model permissions once in a worker thread, so that checks made on the event loop
+    read Django's per-user cache instead of querying the database (which async code must not do)."""
+    active = getattr(user, "is_active", False) and getattr(user, "is_authenticated", False)
+    if active and not hasattr(user, "_perm_cache"):
+        await database_sync_to_async(user.get_all_permissions)()

@@ -238,6 +238,7 @@ class Server:
     async def list_tools(self, session: Session, request: Request, scope: Scope) -> dict[str, Any]:
         revision = scope.revision
         snapshot = await catalog.get()
+        await permissions.prepare(session.user)
         visible = self.visible(session, snapshot.entries)
         offset = decode_cursor(request.params.get("cursor"), len(visible))
         # The draft's tools/list takes no cursor, so draft clients get every tool at once.
@@ -262,6 +263,7 @@ class Server:
             raise InvalidParams('"name" must be a string')
         snapshot = await catalog.get()
         entry = snapshot.by_name.get(name)
+        await permissions.prepare(session.user)
         if entry is None or not permissions.may_use(session.user, entry):
             raise UnknownTool(name)
         return entry

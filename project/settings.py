@@ -116,8 +116,9 @@ LOGIN_URL = "admin:login"
 MCP_TOOLS = {
     "SERVER_NAME": "django-mcp-tools demo",
     "INSTRUCTIONS": (
-        "Read-only tools over a small demo shop: look up an order, find customers, rank top customers, "
-        "sum revenue by order status and audit order totals. Amounts are decimal strings."
+        "Tools over a small demo shop: look up and list orders, find and get customers, rank top customers, "
+        "sum revenue by order status and audit order totals; update_order_status changes the status of orders "
+        "of customers you manage. Amounts are decimal strings."
     ),
 }
 

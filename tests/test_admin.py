@@ -21,6 +21,13 @@ TOOLS_URL = "/admin/mcp_tools/tool/"
 TOKENS_URL = "/admin/mcp_tools/accesstoken/"
 PREVIEW = re.compile(r"<pre>(.*?)</pre>", re.S)
 SHOWN_ONCE = re.compile(r"Copy this token now; it will not be shown again: <code>(mcp_[A-Za-z0-9_-]+)</code>")
+# The model-query inline's management form, with no query.
+NO_QUERY = {
+    "query-TOTAL_FORMS": "0",
+    "query-INITIAL_FORMS": "0",
+    "query-MIN_NUM_FORMS": "0",
+    "query-MAX_NUM_FORMS": "1",
+}
 
 
 def tool_form(**fields: Any) -> dict[str, Any]:
@@ -39,6 +46,7 @@ def tool_form(**fields: Any) -> dict[str, Any]:
         "idempotent_hint": "unknown",
         "open_world_hint": "unknown",
         "icons": "[]",
+        **NO_QUERY,
     }
     return data | {key: json.dumps(v) if isinstance(v, dict | list) else v for key, v in fields.items()}
 
@@ -82,17 +90,6 @@ def test_a_given_input_schema_is_kept(admin_client):
 
     assert response.status_code == 302
     assert Tool.objects.get(name="adder").input_schema == schema
-
-
-def test_a_model_query_tool_left_without_an_input_schema_takes_no_arguments(admin_client):
-    response = admin_client.post(f"{TOOLS_URL}add/", tool_form(kind="model_query", callable_name=""))
-
-    assert response.status_code == 302
-    assert Tool.objects.get(name="adder").input_schema == {
-        "type": "object",
-        "properties": {},
-        "additionalProperties": False,
-    }
 
 
 @pytest.mark.parametrize(

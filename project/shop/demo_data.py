@@ -1,4 +1,4 @@
-"""Deterministic demo users and shop data for ``seed_demo``."""
+"""Deterministic demo users, shop data and model-query tools for ``seed_demo``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from project.shop.demo_tools import ensure_model_tools
 from project.shop.models import Customer, Order, OrderLine, Product
 
 SEED = 42
@@ -32,10 +33,11 @@ USERS = [
     ("alice", "alice", "sales", False),
     ("bob", "bob", "support", False),
 ]
-# Read-only access to the shop in the admin, and to shop models through model-query tools.
-GROUP_VIEW_PERMISSIONS = {
-    "sales": ["view_customer", "view_product", "view_order", "view_orderline"],
-    "support": ["view_customer", "view_order", "view_orderline"],
+# Model permissions, in the admin and through model-query tools: sales reads the shop, support also changes
+# orders. Both view users because get_customer shows the account manager's username.
+GROUP_PERMISSIONS = {
+    "sales": ["shop.view_customer", "shop.view_product", "shop.view_order", "shop.view_orderline", "auth.view_user"],
+    "support": ["shop.view_customer", "shop.view_order", "shop.view_orderline", "shop.change_order", "auth.view_user"],
 }
 
 FIRST_NAMES = [
@@ -62,6 +64,7 @@ PRODUCTS = [
 class SeedResult:
     users_created: list[str]
     shop_created: bool
+    tools_created: list[str]
     customers: int
     products: int
     orders: int
@@ -74,9 +77,11 @@ def seed() -> SeedResult:
         shop_created = not Order.objects.exists()
         if shop_created:
             create_shop(random.Random(SEED), users)
+        tools_created = ensure_model_tools()
     return SeedResult(
         users_created=[name for name, (_, created) in users.items() if created],
         shop_created=shop_created,
+        tools_created=tools_created,
         customers=Customer.objects.count(),
         products=Product.objects.count(),
         orders=Order.objects.count(),
@@ -101,10 +106,11 @@ def ensure_users() -> dict[str, tuple[Any, bool]]:
 
 
 def ensure_group(name: str) -> Group:
-    group, created = Group.objects.get_or_create(name=name)
-    if created:
-        codenames = GROUP_VIEW_PERMISSIONS.get(name, [])
-        group.permissions.set(Permission.objects.filter(content_type__app_label="shop", codename__in=codenames))
+    """The group with at least its demo permissions (any the owner added are kept)."""
+    group, _ = Group.objects.get_or_create(name=name)
+    for permission in GROUP_PERMISSIONS.get(name, []):
+        app_label, codename = permission.split(".")
+        group.permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
     return group
 
 

@@ -1,19 +1,25 @@
-"""Demo tools over the shop; ``mcp_sync`` turns each registered function into a Tool row."""
+"""Demo tools over the shop (``mcp_sync`` turns each into a Tool row) and a row scope for model-query tools."""
 
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
-from django.db.models import Count, DecimalField, F, Q, Sum
+from django.db.models import Count, DecimalField, F, Q, QuerySet, Sum
 
-from mcp_tools import Context, ToolError, tool
-from project.shop.models import Customer, Order
+from mcp_tools import Context, ToolError, query_scope, tool
+from project.shop.models import Customer, Order, OrderLine
 
 READ_ONLY = {"readOnlyHint": True}
 CENT = Decimal("0.01")
 PROGRESS_EVERY = 50
 MAX_MISMATCHES = 50
+# The path from each shop model to the user who manages the customer.
+MANAGER_PATHS = {
+    Customer: "account_manager",
+    Order: "customer__account_manager",
+    OrderLine: "order__customer__account_manager",
+}
 
 
 class LineRow(TypedDict):
@@ -197,3 +203,14 @@ def audit_order_totals(ctx: Context) -> AuditReport:
     if report["checked"] % PROGRESS_EVERY:
         ctx.report_progress(report["checked"], total=count, message=f"{report['checked']} orders checked")
     return report
+
+
+@query_scope("shop.managed_customers")
+def managed_customers(user: Any, queryset: QuerySet[Any]) -> QuerySet[Any]:
+    """Customers the caller manages, and their orders and order lines; superusers reach every row."""
+    if user.is_superuser:
+        return queryset
+    path = MANAGER_PATHS.get(queryset.model)
+    if path is None or not user.is_authenticated:
+        return queryset.none()
+    return queryset.filter(**{path: user})

@@ -19,6 +19,9 @@ from mcp_tools.executors.queries.config import QuerySpec
 from mcp_tools.executors.queries.fields import DATE_PARTS, SEP, ResolvedField
 
 CURSOR_SALT = "mcp_tools.queries.cursor"
+# Integers beyond 64 bits overflow SQLite's driver; PostgreSQL text cannot hold NUL.
+INTEGER_RANGE = range(-(2**63), 2**63)
+NUL = "\x00"
 
 
 @dataclass
@@ -44,21 +47,38 @@ def allowed_names(spec: QuerySpec) -> frozenset[str]:
 
 def plan(spec: QuerySpec, arguments: dict[str, Any]) -> Plan:
     """The plan for arguments that already passed the input schema."""
-    result = Plan(limit=int(arguments.get("limit", spec.default_limit)))
+    result = Plan(limit=min(int(arguments.get("limit", spec.default_limit)), spec.max_limit))
     for name, (resolved, lookup) in spec.filters.items():
         if name in arguments:
             value = convert_filter(resolved, lookup, arguments[name])
             result.filters &= Q(**{f"{resolved.path}{SEP}{lookup}": value})
-    result.search = str(arguments.get("search", "")).strip()
+    result.search = _text(str(arguments.get("search", "")).strip(), "search")
     result.order_by = str(arguments.get("order_by", ""))
     result.metrics = tuple(arguments.get("metrics", spec.metrics[:1]))
     result.group_by = tuple(arguments.get("group_by", ()))
+    if spec.operation == "aggregate" and result.order_by:
+        _check_group_order(result)
     if spec.operation in ("get", "update", "delete"):
         result.lookup_value = convert(spec.lookup, arguments[spec.lookup.name])
     result.values = {f.name: convert(f, arguments[f.name]) for f in spec.writable if f.name in arguments}
     if "cursor" in arguments:
         result.offset = read_cursor(spec, arguments)
     return result
+
+
+def _check_group_order(result: Plan) -> None:
+    # Ordering by a group-by field the call did not choose would split its groups; by a metric it did not
+    # ask for, would name nothing.
+    chosen = (*result.group_by, *result.metrics)
+    if result.order_by.lstrip("-") not in chosen:
+        allowed = ", ".join(v for name in chosen for v in (name, f"-{name}"))
+        raise InvalidArguments(f"order_by: {result.order_by!r} is not one of this call's groups or metrics: {allowed}.")
+
+
+def _text(value: str, name: str) -> str:
+    if NUL in value:
+        raise InvalidArguments(f"{name}: text may not contain NUL characters.")
+    return value
 
 
 def convert_filter(resolved: ResolvedField, lookup: str, value: Any) -> Any:
@@ -75,7 +95,11 @@ def convert(field: models.Field[Any, Any], value: Any, *, name: str = "") -> Any
     """The Python value of a JSON argument for ``field``; a clear error when it does not fit."""
     if value is None:
         return None
+    if isinstance(value, str):
+        _text(value, name or field.name)
     target = field.target_field if isinstance(field, models.ForeignKey) else field
+    if isinstance(target, models.IntegerField) and isinstance(value, int) and value not in INTEGER_RANGE:
+        raise InvalidArguments(f"{name or field.name}: {value} is out of range.")
     try:
         converted = target.to_python(str(value) if isinstance(target, models.DecimalField) else value)
     except ValidationError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from django.db import models
@@ -21,6 +22,8 @@ from mcp_tools.executors.queries.fields import (
 AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max")
 READ_OPERATIONS = ("list", "get", "count", "aggregate")
 WRITE_PERMISSION = {"create": "add", "update": "change", "delete": "delete"}
+# Databases cannot sum or average these (SQLite stores them as text; PostgreSQL has no sum(date)).
+DATES = (models.DateField, models.TimeField)
 
 
 @dataclass(frozen=True)
@@ -50,19 +53,24 @@ class QuerySpec:
     def is_write(self) -> bool:
         return self.operation in WRITE_PERMISSION
 
-    @property
+    @cached_property
     def metrics(self) -> tuple[str, ...]:
-        """Aggregate names a call may ask for: ``count`` and ``func__field``."""
+        """Aggregate names a call may ask for: ``count`` and ``func__field``; dates take only min and max."""
         names = ["count"] if "count" in self.aggregate_functions else []
+        dates = {p for p in self.aggregate_fields if isinstance(resolve(self.model, p, self.relations).field, DATES)}
+        numbers = [p for p in self.aggregate_fields if p not in dates]
         for func in self.aggregate_functions:
             if func != "count":
-                names.extend(f"{func}{SEP}{field}" for field in self.aggregate_fields)
+                names.extend(f"{func}{SEP}{p}" for p in (self.aggregate_fields if func in ("min", "max") else numbers))
         return tuple(names)
 
     def permissions(self) -> tuple[str, ...]:
         """Model permissions a caller needs: view on every model read, plus the write permission."""
         needed = {_perm(self.model, "view")}
-        for resolved in (*self.output, *(f for f, _ in self.filters.values()), *self.group_by):
+        # Ordering, search and aggregates read the fields they name as surely as output does.
+        named = (*self.ordering, *self.search, *self.aggregate_fields)
+        read = (*self.output, *(f for f, _ in self.filters.values()), *self.group_by)
+        for resolved in (*read, *(resolve(self.model, path, self.relations) for path in named)):
             needed.update(_perm(m, "view") for m in resolved.models_crossed)
         if self.is_write:
             needed.add(_perm(self.model, WRITE_PERMISSION[self.operation]))

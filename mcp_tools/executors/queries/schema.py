@@ -23,6 +23,8 @@ LOOKUP_WORDS = {
     "lte": "is at most",
 }
 PAGING = ("limit", "cursor")
+# Out of these a date part matches nothing, and a year cannot even be turned into the bounds it is compared with.
+DATE_PART_RANGES = {"year": (1, 9999), "month": (1, 12), "day": (1, 31), "week_day": (1, 7), "quarter": (1, 4)}
 
 
 def value_schema(field: models.Field[Any, Any], *, for_output: bool = False) -> dict[str, Any]:
@@ -77,7 +79,9 @@ def filter_schema(resolved: ResolvedField, lookup: str) -> dict[str, Any]:
     if lookup == "isnull":
         return {"type": "boolean", "description": f"Whether {resolved.path} is empty."}
     if lookup in DATE_PARTS:
-        return {"type": "integer", "description": f"The {lookup.replace('_', ' ')} of {resolved.path}."}
+        low, high = DATE_PART_RANGES[lookup]
+        description = f"The {lookup.replace('_', ' ')} of {resolved.path}."
+        return {"type": "integer", "minimum": low, "maximum": high, "description": description}
     base = {"type": "string", "format": "date"} if lookup == "date" else value_schema(field)
     if lookup == "in":
         items = int(mcp_settings.MAX_IN_ITEMS)

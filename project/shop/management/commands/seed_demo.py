@@ -1,4 +1,4 @@
-"""``seed_demo``: demo users and shop data, and optionally a fresh token for alice."""
+"""``seed_demo``: demo users, shop data and model-query tools, and optionally a fresh token for alice."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from project.shop.demo_data import seed
 
 
 class Command(BaseCommand):
-    help = "Create the demo users (admin, alice, bob) and shop data if missing. Safe to run repeatedly."
+    help = "Create the demo users (admin, alice, bob), shop data and model tools if missing. Safe to run repeatedly."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--token", action="store_true", help="Issue a new MCP access token for alice.")
@@ -24,6 +24,8 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{state} shop data: {result.customers} customers, {result.products} products, {result.orders} orders."
         )
+        if result.tools_created:
+            self.stdout.write(f"Created model-query tools: {', '.join(result.tools_created)}")
         if options["token"]:
             self.write_token()
 
