@@ -104,8 +104,12 @@ def convert(field: models.Field[Any, Any], value: Any, *, name: str = "") -> Any
         converted = target.to_python(str(value) if isinstance(target, models.DecimalField) else value)
     except ValidationError as exc:
         raise InvalidArguments(f"{name or field.name}: {' '.join(exc.messages)}") from None
-    if isinstance(converted, datetime.datetime) and timezone.is_naive(converted):
-        converted = timezone.make_aware(converted)
+    if isinstance(converted, datetime.datetime):
+        converted = timezone.make_aware(converted) if timezone.is_naive(converted) else converted
+        try:
+            converted.astimezone(datetime.UTC)  # what the database adapter does; past year 9999 it overflows
+        except OverflowError:
+            raise InvalidArguments(f"{name or field.name}: {value} is out of range.") from None
     return converted
 
 

@@ -198,7 +198,7 @@ def config_errors(row: Any) -> dict[str, list[str]]:
     except FieldPathError as exc:
         return {"__all__": [str(exc)]}
     problems: list[str] = []
-    if spec.operation in ("list", "get") and not spec.output and not spec.serializer:
+    if spec.operation in ("list", "get", "create", "update") and not spec.output and not spec.serializer:
         problems.append("Choose at least one output field.")
     if spec.operation == "aggregate" and not spec.metrics:
         problems.append("Choose aggregate functions (and fields for sum, avg, min and max).")

@@ -19,7 +19,8 @@ DATETIME_LOOKUPS = (*DATE_LOOKUPS, "date")
 EXACT_LOOKUPS = ("exact", "in", "isnull")
 BOOLEAN_LOOKUPS = ("exact", "isnull")
 ALL_LOOKUPS = frozenset((*TEXT_LOOKUPS, *DATETIME_LOOKUPS))
-ALWAYS_EXCLUDED_APPS = frozenset({"mcp_tools", "sessions"})
+# Apps whose rows are credentials: MCP tokens and sessions, Django sessions, DRF tokens.
+ALWAYS_EXCLUDED_APPS = frozenset({"mcp_tools", "sessions", "authtoken"})
 _UNFILTERABLE = (models.JSONField, models.BinaryField, models.FileField)
 
 

@@ -73,6 +73,9 @@ def _searched(spec: QuerySpec, plan: Plan, queryset: QuerySet[Any]) -> QuerySet[
 def _rows(spec: QuerySpec, queryset: QuerySet[Any]) -> list[dict[str, Any]]:
     if spec.serializer:
         return serialize.with_serializer(spec.serializer, list(queryset))
+    if not spec.output:
+        # values() without names would read every column; a tool without output fields shows none.
+        raise LookupError(f"Tool {spec.tool_name!r} has no output fields")
     return [serialize.row(values) for values in queryset.values(*(r.path for r in spec.output))]
 
 
