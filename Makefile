@@ -18,8 +18,8 @@ $(STAMP): requirements.txt
 
 demo: venv
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py seed_demo --token
 	$(BIN)/python manage.py mcp_sync --enable
+	$(BIN)/python manage.py seed_demo --token
 	exec $(BIN)/uvicorn project.asgi:application --host 127.0.0.1 --port 8000 --no-access-log
 
 test: venv

@@ -13,13 +13,16 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
+from mcp_tools import admin_audit  # noqa: F401  (registers the audit log and rate-limit overrides)
 from mcp_tools.catalog import entry_from_row
 from mcp_tools.forms import ModelQueryForm, ModelQueryFormSet
 from mcp_tools.models import (
     HINT_FIELDS,
     AccessToken,
+    GroupGrant,
     ModelQuery,
     Tool,
+    UserGrant,
     default_input_schema,
     hash_token,
     new_token_secret,
@@ -47,6 +50,9 @@ class ToolForm(forms.ModelForm):
             "title",
             "description",
             "enabled",
+            "everyone",
+            "rate_limit",
+            "timeout_seconds",
             "kind",
             "callable_name",
             "input_schema",
@@ -139,6 +145,19 @@ class ModelQueryInline(admin.StackedInline):
         ]
 
 
+class UserGrantInline(admin.TabularInline):
+    model = UserGrant
+    extra = 0
+    autocomplete_fields = ("user",)
+    verbose_name_plural = _("granted to users")
+
+
+class GroupGrantInline(admin.TabularInline):
+    model = GroupGrant
+    extra = 0
+    verbose_name_plural = _("granted to groups")
+
+
 @admin.register(Tool)
 class ToolAdmin(admin.ModelAdmin):
     form = ToolForm
@@ -148,9 +167,16 @@ class ToolAdmin(admin.ModelAdmin):
     search_fields = ("name", "title", "description", "callable_name")
     readonly_fields = ("created_at", "updated_at", "definition_preview")
     actions = ("enable_tools", "disable_tools")
-    inlines = (ModelQueryInline,)
+    inlines = (ModelQueryInline, UserGrantInline, GroupGrantInline)
     fieldsets = (
         (None, {"fields": ("name", "title", "description", "enabled")}),
+        (
+            _("Access"),
+            {
+                "fields": ("everyone", "rate_limit", "timeout_seconds"),
+                "description": _("Deny by default: grant the tool below to users or groups, or to everyone."),
+            },
+        ),
         (_("Implementation"), {"fields": ("kind", "callable_name")}),
         (_("Schemas"), {"fields": ("input_schema", "output_schema")}),
         (

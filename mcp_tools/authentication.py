@@ -54,7 +54,13 @@ def _touch(token: Any) -> None:
 
 
 def authenticate(scope: dict[str, Any]) -> tuple[Any, Any]:
-    """Resolve the caller of a connection scope (sync; call through database_sync_to_async)."""
+    """Resolve the caller of a connection scope (sync; call through database_sync_to_async).
+
+    MCP access tokens first; then the site's DRF authentication classes (AUTHENTICATION_CLASSES), so
+    existing TokenAuthentication or JWT credentials work; then the Django session user.
+    """
+    if mcp_settings.AUTHENTICATION_CLASSES and not _carries_mcp_token(scope):
+        return drf_authenticate(scope)
     raw = bearer_token(scope)
     if raw is not None:
         return user_for_token(raw)
@@ -62,3 +68,39 @@ def authenticate(scope: dict[str, Any]) -> tuple[Any, Any]:
     if user is not None and getattr(user, "is_authenticated", False):
         return user, None
     return AnonymousUser(), None
+
+
+def _carries_mcp_token(scope: dict[str, Any]) -> bool:
+    """Whether the Authorization header holds one of our tokens (or there is no header at all)."""
+    from mcp_tools.models import AccessToken
+
+    value = header(scope, b"authorization")
+    return value is None or value.strip().lower().startswith(f"bearer {AccessToken.PREFIX}")
+
+
+def drf_authenticate(scope: dict[str, Any]) -> tuple[Any, Any]:
+    """Try each configured DRF authentication class on the scope's headers."""
+    from django.http import HttpRequest
+    from rest_framework import exceptions
+    from rest_framework.request import Request
+
+    django_request = HttpRequest()
+    django_request.method = "GET"
+    for key, value in scope.get("headers", ()):
+        name = key.decode("latin-1").upper().replace("-", "_")
+        django_request.META[name if name in ("CONTENT_TYPE", "CONTENT_LENGTH") else f"HTTP_{name}"] = value.decode(
+            "latin-1"
+        )
+    authenticators = [cls() for cls in mcp_settings.imported("AUTHENTICATION_CLASSES")]
+    request = Request(django_request, authenticators=authenticators)
+    try:
+        for authenticator in authenticators:
+            found = authenticator.authenticate(request)
+            if found is not None:
+                user, _auth = found
+                if not getattr(user, "is_active", False):
+                    raise AuthenticationFailed("The user is inactive.")
+                return user, None
+    except exceptions.AuthenticationFailed as exc:
+        raise AuthenticationFailed(str(exc.detail)) from None
+    raise AuthenticationFailed("The credentials were not accepted.")

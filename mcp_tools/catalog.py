@@ -14,7 +14,7 @@ import jsonschema
 from channels.db import database_sync_to_async
 
 from mcp_tools.exceptions import InvalidParams
-from mcp_tools.protocol import shapes
+from mcp_tools.protocol import shapes, versions
 from mcp_tools.protocol.jsonrpc import RawJSON, encode
 from mcp_tools.protocol.versions import Revision
 
@@ -24,6 +24,15 @@ logger = logging.getLogger("mcp_tools")
 def _validator(schema: dict[str, Any]) -> Any:
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     return cls(schema)
+
+
+@dataclass(frozen=True)
+class Grants:
+    """Who a tool is granted to."""
+
+    everyone: bool = False
+    users: frozenset[Any] = frozenset()
+    groups: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -38,6 +47,9 @@ class Entry:
     query: Any = None  # QuerySpec of a model-query tool
     argument_names: frozenset[str] | None = None  # when set, other names are refused with the allowed list
     required_permissions: tuple[str, ...] = ()
+    grants: Grants = field(default_factory=Grants)
+    rate_limit: str = ""
+    timeout_seconds: int | None = None
     _definitions: dict[int, RawJSON] = field(default_factory=dict, repr=False)
 
     @property
@@ -53,6 +65,12 @@ class Entry:
             return encoded
 
     @cached_property
+    def fast_input_check(self) -> Any:
+        from mcp_tools.schema_check import compile_check
+
+        return compile_check(self.spec.input_schema)
+
+    @cached_property
     def input_validator(self) -> Any:
         return _validator(self.spec.input_schema)
 
@@ -63,26 +81,54 @@ class Entry:
 
 @dataclass
 class Snapshot:
-    """An immutable view of the enabled tools, ordered by name."""
+    """An immutable view of the enabled tools, ordered by name, with per-caller views memoized."""
 
     entries: tuple[Entry, ...]
     by_name: dict[str, Entry]
     generation: int
-    _pages: dict[tuple[int, int, int], RawJSON] = field(default_factory=dict, repr=False)
+    rate_overrides: dict[tuple[int, int | None], str] = field(default_factory=dict)
+    _visible: dict[tuple[Any, ...], tuple[Entry, ...]] = field(default_factory=dict, repr=False)
+    _pages: dict[tuple[Any, ...], RawJSON] = field(default_factory=dict, repr=False)
+    _fingerprints: dict[int, frozenset[tuple[str, str]]] = field(default_factory=dict, repr=False)
+
+    def visible_to(self, user: Any) -> tuple[Entry, ...]:
+        """The entries ``user`` may list and call, computed once per distinct caller."""
+        from mcp_tools import permissions
+
+        key = permissions.user_key(user)
+        found = self._visible.get(key)
+        if found is None:
+            found = tuple(e for e in self.entries if permissions.may_use(user, e))
+            self._visible[key] = found
+        return found
+
+    def fingerprint(self, user: Any) -> frozenset[tuple[str, str]]:
+        """What ``user``'s tool list looks like; it differs exactly when their list changed.
+
+        Definitions are compared in full (at the newest revision, which shows every field), so that saving
+        a tool without changing what clients see, as the admin does when only grants change, is no change.
+        """
+        visible = self.visible_to(user)
+        found = self._fingerprints.get(id(visible))
+        if found is None:
+            found = frozenset((e.name, e.definition_json(versions.MODERN[-1])) for e in visible)
+            self._fingerprints[id(visible)] = found
+        return found
 
     def page(self, visible: tuple[Entry, ...], revision: Revision, offset: int, size: int) -> RawJSON:
-        """The JSON array of definitions ``visible[offset:offset+size]``, cached for the full list."""
-        key = (revision.position, offset, size)
-        cacheable = visible is self.entries
-        if cacheable and key in self._pages:
-            return self._pages[key]
+        """The JSON array of definitions ``visible[offset:offset+size]``, cached per distinct view."""
+        key = (id(visible), revision.position, offset, size)
+        cached = self._pages.get(key)
+        if cached is not None:
+            return cached
         body = RawJSON("[" + ",".join(e.definition_json(revision) for e in visible[offset : offset + size]) + "]")
-        if cacheable:
+        # Only memoized views live as long as the snapshot, so only their ids are safe keys.
+        if any(v is visible for v in self._visible.values()) or visible is self.entries:
             self._pages[key] = body
         return body
 
 
-def entry_from_row(row: Any) -> Entry:
+def entry_from_row(row: Any, grants: Grants | None = None) -> Entry:
     spec = shapes.ToolSpec(
         name=row.name,
         title=row.title,
@@ -94,13 +140,38 @@ def entry_from_row(row: Any) -> Entry:
     )
     from mcp_tools.registry import registry
 
-    entry = Entry(id=row.pk, kind=row.kind, callable_name=row.callable_name, spec=spec)
+    entry = Entry(
+        id=row.pk,
+        kind=row.kind,
+        callable_name=row.callable_name,
+        spec=spec,
+        grants=grants if grants is not None else _grants(row),
+        rate_limit=row.rate_limit,
+        timeout_seconds=row.timeout_seconds,
+    )
     registered = registry.get(row.callable_name) if row.kind == "callable" else None
     if registered is not None:
         entry.required_capabilities = dict(registered.requires)
     if row.kind == "model_query":
         _attach_query(entry, row)
     return entry
+
+
+def _grants(row: Any, users: Any = None, groups: Any = None) -> Grants:
+    if row.pk is None:
+        return Grants(everyone=row.everyone)
+    if users is None:
+        users = {g.user_id for g in row.user_grants.all()}
+        groups = {g.group_id for g in row.group_grants.all()}
+    return Grants(everyone=row.everyone, users=frozenset(users), groups=frozenset(groups or ()))
+
+
+def _grant_index(model: Any, column: str) -> dict[int, set[Any]]:
+    """tool id -> granted ids, from one flat query (prefetching objects costs far more)."""
+    index: dict[int, set[Any]] = {}
+    for tool_id, granted in model.objects.values_list("tool_id", column):
+        index.setdefault(tool_id, set()).add(granted)
+    return index
 
 
 def _attach_query(entry: Entry, row: Any) -> None:
@@ -156,13 +227,16 @@ class Catalog:
         return await database_sync_to_async(self._load)()
 
     def _load(self) -> Snapshot:
-        from mcp_tools.models import Tool
+        from mcp_tools.models import GroupGrant, RateLimitOverride, Tool, UserGrant
 
         generation = self._generation
+        users, groups = _grant_index(UserGrant, "user_id"), _grant_index(GroupGrant, "group_id")
         entries = tuple(
-            entry_from_row(row) for row in Tool.objects.filter(enabled=True).select_related("query").order_by("name")
+            entry_from_row(row, _grants(row, users.get(row.pk, ()), groups.get(row.pk, ())))
+            for row in Tool.objects.filter(enabled=True).select_related("query").order_by("name")
         )
-        snapshot = Snapshot(entries, {e.name: e for e in entries}, generation)
+        overrides = {(o.group_id, o.tool_id): o.rate for o in RateLimitOverride.objects.all()}
+        snapshot = Snapshot(entries, {e.name: e for e in entries}, generation, overrides)
         with self._lock:
             if self._generation == generation:
                 self._snapshot = snapshot

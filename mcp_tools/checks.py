@@ -10,7 +10,19 @@ from django.utils.module_loading import import_string
 
 from mcp_tools.conf import DEFAULTS, IMPORT_STRINGS, SETTING_NAME, mcp_settings
 
-POSITIVE_INTS = ("PAGE_SIZE", "MAX_MESSAGE_BYTES", "MAX_DEPTH")
+POSITIVE_INTS = (
+    "PAGE_SIZE",
+    "MAX_MESSAGE_BYTES",
+    "MAX_DEPTH",
+    "MAX_CONCURRENT_CALLS",
+    "CALL_TIMEOUT_SECONDS",
+    "MAX_RESULT_BYTES",
+    "AUDIT_BATCH_SIZE",
+)
+PROCESS_LOCAL_CACHES = (
+    "django.core.cache.backends.locmem.LocMemCache",
+    "django.core.cache.backends.dummy.DummyCache",
+)
 
 
 @checks.register(checks.Tags.compatibility)
@@ -117,4 +129,20 @@ def check_tool_callables(app_configs: Any = None, databases: Any = None, **kwarg
         )
         for name, callable_name in rows
         if registry.get(callable_name) is None
+    ]
+
+
+@checks.register(checks.Tags.caches, deploy=True)
+def check_rate_limit_cache(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    alias = getattr(settings, "RATELIMIT_USE_CACHE", "default")
+    backend = (getattr(settings, "CACHES", {}) or {}).get(alias, {}).get("BACKEND", "")
+    if backend not in PROCESS_LOCAL_CACHES:
+        return []
+    return [
+        checks.Warning(
+            f"Rate limits count in the {alias!r} cache, which is {backend.rsplit('.', 1)[-1]}: "
+            "each worker process counts on its own, so limits do not hold across processes.",
+            hint="Use a shared cache (Redis or Memcached) for the cache RATELIMIT_USE_CACHE names.",
+            id="mcp_tools.W003",
+        )
     ]

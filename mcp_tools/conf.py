@@ -25,7 +25,13 @@ DEFAULTS: dict[str, Any] = {
     "SYNC_CREATES_ENABLED": False,
     # Access
     "ALLOW_ANONYMOUS": False,
-    "PERMISSION_CLASSES": ["mcp_tools.permissions.IsAuthenticated", "mcp_tools.permissions.HasModelPermissions"],
+    "PERMISSION_CLASSES": [
+        "mcp_tools.permissions.IsAuthenticated",
+        "mcp_tools.permissions.HasToolGrant",
+        "mcp_tools.permissions.HasModelPermissions",
+    ],
+    "SUPERUSERS_SEE_ALL": True,
+    "STAFF_SEE_ALL": False,
     "ALLOWED_ORIGINS": [],
     "TOKEN_LAST_USED_INTERVAL": 60,
     # Streamable HTTP
@@ -39,7 +45,20 @@ DEFAULTS: dict[str, Any] = {
     "ROW_CAP": 1000,
     "MAX_IN_ITEMS": 100,
     "QUERY_TIMEOUT_MS": 5000,
+    # Rate limits (django-ratelimit rates such as "30/m"; None: no default limit)
+    "DEFAULT_RATE": None,
+    # Audit trail
+    "AUDIT": True,
+    "AUDIT_REDACT": ["password", "token", "secret", "api_key", "authorization"],
+    "AUDIT_RETENTION_DAYS": 90,
+    "AUDIT_FLUSH_SECONDS": 0.5,
+    "AUDIT_BATCH_SIZE": 200,
+    # Authentication: DRF authentication classes (dotted paths) tried after MCP tokens
+    "AUTHENTICATION_CLASSES": [],
     # Abuse limits
+    "MAX_CONCURRENT_CALLS": 16,
+    "CALL_TIMEOUT_SECONDS": 60,
+    "MAX_RESULT_BYTES": 1_048_576,
     "MAX_MESSAGE_BYTES": 1_048_576,
     "MAX_DEPTH": 32,
     # Channels
@@ -49,7 +68,7 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-IMPORT_STRINGS = ("PERMISSION_CLASSES",)
+IMPORT_STRINGS = ("PERMISSION_CLASSES", "AUTHENTICATION_CLASSES")
 
 
 class MCPSettings:

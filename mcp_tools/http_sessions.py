@@ -90,7 +90,7 @@ class SessionStore:
         while len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)
 
-    def tools_changed(self) -> None:
+    def tools_changed(self, snapshot: Any) -> None:
         """The store listens on the hub only for session-ended events."""
 
     def session_for(self, record: SessionRecord, *, user: Any, token: Any, emit: Emit) -> Session:

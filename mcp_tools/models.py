@@ -13,7 +13,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from mcp_tools.validators import validate_icons, validate_tool_name, validate_tool_schema
+from mcp_tools.validators import validate_icons, validate_rate, validate_tool_name, validate_tool_schema
 
 HINT_FIELDS = {
     "read_only_hint": "readOnlyHint",
@@ -69,6 +69,21 @@ class Tool(models.Model):
         max_length=200,
         blank=True,
         help_text=_("The key under which an app registered the function with @tool."),
+    )
+    everyone = models.BooleanField(
+        _("every authenticated user"),
+        default=False,
+        help_text=_("Grant the tool to every authenticated user, besides the users and groups below."),
+    )
+    rate_limit = models.CharField(
+        _("rate limit"),
+        max_length=32,
+        blank=True,
+        validators=[validate_rate],
+        help_text=_('Calls per user, e.g. "30/m" or "1000/h". Blank: the site default.'),
+    )
+    timeout_seconds = models.PositiveIntegerField(
+        _("timeout (seconds)"), null=True, blank=True, help_text=_("Blank: the site default.")
     )
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
@@ -281,3 +296,103 @@ class ModelQuery(models.Model):
         tool.open_world_hint = False
         fields = ["kind", "input_schema", "output_schema", "read_only_hint", "destructive_hint", "idempotent_hint"]
         tool.save(update_fields=[*fields, "open_world_hint", "updated_at"])
+
+
+class UserGrant(models.Model):
+    """The tool may be listed and called by this user."""
+
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="user_grants", verbose_name=_("tool"))
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="mcp_tool_grants", verbose_name=_("user")
+    )
+
+    class Meta:
+        verbose_name = _("user grant")
+        verbose_name_plural = _("user grants")
+        constraints: ClassVar = [models.UniqueConstraint(fields=["tool", "user"], name="mcp_tools_unique_user_grant")]
+
+    def __str__(self) -> str:
+        return f"{self.tool} → {self.user}"
+
+
+class GroupGrant(models.Model):
+    """The tool may be listed and called by every member of this group."""
+
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="group_grants", verbose_name=_("tool"))
+    group = models.ForeignKey(
+        "auth.Group", on_delete=models.CASCADE, related_name="mcp_tool_grants", verbose_name=_("group")
+    )
+
+    class Meta:
+        verbose_name = _("group grant")
+        verbose_name_plural = _("group grants")
+        constraints: ClassVar = [models.UniqueConstraint(fields=["tool", "group"], name="mcp_tools_unique_group_grant")]
+
+    def __str__(self) -> str:
+        return f"{self.tool} → {self.group}"
+
+
+class RateLimitOverride(models.Model):
+    """A group's own rate, for one tool or (without a tool) for every tool."""
+
+    group = models.ForeignKey("auth.Group", on_delete=models.CASCADE, related_name="+", verbose_name=_("group"))
+    tool = models.ForeignKey(
+        Tool, null=True, blank=True, on_delete=models.CASCADE, related_name="rate_overrides", verbose_name=_("tool")
+    )
+    rate = models.CharField(_("rate"), max_length=32, validators=[validate_rate], help_text=_('e.g. "300/m"'))
+
+    class Meta:
+        verbose_name = _("rate-limit override")
+        verbose_name_plural = _("rate-limit overrides")
+        constraints: ClassVar = [
+            models.UniqueConstraint(fields=["group", "tool"], name="mcp_tools_unique_rate_override"),
+            models.UniqueConstraint(
+                fields=["group"], condition=models.Q(tool__isnull=True), name="mcp_tools_unique_group_default_rate"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.group}: {self.rate} ({self.tool or _('every tool')})"
+
+
+class ToolCall(models.Model):
+    """One audited tools/call: who, how, what, and how it ended."""
+
+    class Outcome(models.TextChoices):
+        OK = "ok", _("OK")
+        ERROR = "error", _("Tool error")
+        DENIED = "denied", _("Denied or unknown tool")
+        RATE_LIMITED = "rate_limited", _("Rate limited")
+        INVALID = "invalid", _("Invalid arguments")
+        TIMEOUT = "timeout", _("Timed out")
+        CANCELLED = "cancelled", _("Cancelled")
+
+    created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("user"),
+    )
+    username = models.CharField(_("username"), max_length=150, blank=True)
+    token = models.ForeignKey(
+        AccessToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", verbose_name=_("token")
+    )
+    transport = models.CharField(_("transport"), max_length=16)
+    session_id = models.CharField(_("session"), max_length=64, blank=True)
+    tool_name = models.CharField(_("tool"), max_length=128, db_index=True)
+    arguments = models.JSONField(_("arguments"), default=dict, blank=True)
+    outcome = models.CharField(_("outcome"), max_length=16, choices=Outcome.choices, db_index=True)
+    message = models.TextField(_("message"), blank=True)
+    duration_ms = models.FloatField(_("duration (ms)"), default=0)
+    result_bytes = models.PositiveIntegerField(_("result size (bytes)"), default=0)
+
+    class Meta:
+        ordering: ClassVar = ["-created_at"]
+        verbose_name = _("tool call")
+        verbose_name_plural = _("tool calls")
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} by {self.username or '-'} ({self.outcome})"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -14,6 +15,7 @@ from mcp_tools.catalog import catalog
 from mcp_tools.conf import mcp_settings
 
 EVENT_TYPE = "mcp.tools_changed"
+ACCESS_EVENT = "mcp.access_changed"
 _background: set[asyncio.Task[Any]] = set()
 
 
@@ -37,10 +39,42 @@ def publish_tools_changed() -> None:
     """Invalidate this process's catalog and tell every session, in every process."""
     stamp = uuid.uuid4().hex
     catalog.invalidate(stamp)
+    send({"type": EVENT_TYPE, "stamp": stamp})
+
+
+class AccessChange:
+    """One announcement per transaction of the users whose groups, permissions or flags changed."""
+
+    def __init__(self) -> None:
+        self.users: set[Any] | None = set()
+
+    def add(self, users: Iterable[Any] | None) -> None:
+        if users is None:
+            self.users = None
+        elif self.users is not None:
+            self.users.update(users)
+
+    def __call__(self) -> None:
+        send({"type": ACCESS_EVENT, "users": None if self.users is None else sorted(self.users)})
+
+
+def schedule_access_changed(users: Iterable[Any] | None, using: str | None = None) -> None:
+    """Announce, after commit, that ``users`` (None: anyone) may now see other tools."""
+    connection = transaction.get_connection(using)
+    for _sids, func, _robust in connection.run_on_commit:
+        if isinstance(func, AccessChange):
+            func.add(users)
+            return
+    change = AccessChange()
+    change.add(users)
+    transaction.on_commit(change, using=using)
+
+
+def send(event: dict[str, Any]) -> None:
+    """Put ``event`` on the group, from sync code or from the event loop."""
     layer = channel_layer()
     if layer is None:
         return
-    event: dict[str, Any] = {"type": EVENT_TYPE, "stamp": stamp}
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:

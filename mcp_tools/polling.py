@@ -15,9 +15,18 @@ from channels.db import database_sync_to_async
 from django.db import DatabaseError
 from django.db.models import F
 
+from mcp_tools import permissions
 from mcp_tools.catalog import catalog
 
 logger = logging.getLogger("mcp_tools")
+
+
+async def hub_baseline(listener: Any) -> None:
+    from mcp_tools.hub import baseline
+
+    await baseline(listener)
+
+
 COUNTER = "tools"
 
 
@@ -45,6 +54,7 @@ class Poller:
 
     async def start(self) -> None:
         seen = await database_sync_to_async(read)()
+        await hub_baseline(self.listener)
         self._task = asyncio.ensure_future(self._run(seen))
 
     async def _run(self, seen: int) -> None:
@@ -58,7 +68,10 @@ class Poller:
             if current != seen:
                 seen = current
                 catalog.invalidate()
-                self.listener.tools_changed()
+                user = getattr(self.listener, "user", None)
+                if user is not None:
+                    await permissions.reload([user])
+                self.listener.tools_changed(await catalog.get())
 
     async def stop(self) -> None:
         if self._task is not None:

@@ -9,21 +9,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_tools import __version__, permissions
-from mcp_tools.catalog import Entry, catalog, decode_cursor, encode_cursor
+from mcp_tools.calls import Call
+from mcp_tools.catalog import catalog, decode_cursor, encode_cursor
 from mcp_tools.conf import mcp_settings
-from mcp_tools.context import Context
 from mcp_tools.exceptions import (
-    InvalidArguments,
     InvalidParams,
     InvalidRequest,
     MethodNotFound,
-    MissingClientCapability,
     ProtocolError,
-    ToolError,
-    UnknownTool,
 )
-from mcp_tools.executors import execute
-from mcp_tools.protocol import jsonrpc, modern, shapes
+from mcp_tools.protocol import jsonrpc, modern
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.jsonrpc import Invalid, Message, Notification, RawJSON, Request
 from mcp_tools.protocol.versions import Revision
@@ -36,6 +31,8 @@ GENERIC_FAILURE = "The tool failed with an internal error."
 _CONCURRENT = frozenset({"tools/call", "subscriptions/listen"})
 _MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})
 _LEGACY_ONLY = frozenset({"initialize", "ping"})
+# A batch is answered once every member is done, so a listen in one would hold the connection forever.
+_NOT_IN_BATCHES = frozenset({"initialize", "subscriptions/listen"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +110,9 @@ class Server:
             session.emit(jsonrpc.error(None, InvalidRequest(reason)))
             return
         messages = [jsonrpc.classify(item) for item in items]
-        if any(isinstance(m, Request) and m.method == "initialize" for m in messages):
-            session.emit(jsonrpc.error(None, InvalidRequest("initialize must not be part of a batch")))
+        refused = next((m.method for m in messages if isinstance(m, Request) and m.method in _NOT_IN_BATCHES), None)
+        if refused is not None:
+            session.emit(jsonrpc.error(None, InvalidRequest(f"{refused} must not be part of a batch")))
             return
         results = await asyncio.gather(*(self.handle(session, m) for m in messages))
         responses = [r for r in results if r is not None]
@@ -239,7 +237,7 @@ class Server:
         revision = scope.revision
         snapshot = await catalog.get()
         await permissions.prepare(session.user)
-        visible = self.visible(session, snapshot.entries)
+        visible = snapshot.visible_to(session.user)
         offset = decode_cursor(request.params.get("cursor"), len(visible))
         # The draft's tools/list takes no cursor, so draft clients get every tool at once.
         size = len(visible) or 1 if revision <= v.DRAFT else max(1, int(mcp_settings.PAGE_SIZE))
@@ -251,101 +249,8 @@ class Server:
             result["cacheScope"] = "private"
         return result
 
-    @staticmethod
-    def visible(session: Session, entries: tuple[Entry, ...]) -> tuple[Entry, ...]:
-        # The full tuple itself is returned when nothing is hidden, so its pages stay cached.
-        if all(permissions.may_use(session.user, e) for e in entries):
-            return entries
-        return tuple(e for e in entries if permissions.may_use(session.user, e))
-
-    async def find_tool(self, session: Session, name: Any) -> Entry:
-        if not isinstance(name, str):
-            raise InvalidParams('"name" must be a string')
-        snapshot = await catalog.get()
-        entry = snapshot.by_name.get(name)
-        await permissions.prepare(session.user)
-        if entry is None or not permissions.may_use(session.user, entry):
-            raise UnknownTool(name)
-        return entry
-
     async def call_tool(self, session: Session, request: Request, scope: Scope) -> dict[str, Any]:
-        revision = scope.revision
-        entry = await self.find_tool(session, request.params.get("name"))
-        self.check_capabilities(entry, scope)
-        arguments = request.params.get("arguments")
-        arguments = {} if arguments is None else arguments
-        try:
-            if not isinstance(arguments, dict):
-                raise InvalidArguments('"arguments" must be an object')
-            self.validate_arguments(entry, arguments)
-            result = await self.run(session, request, entry, arguments)
-        except InvalidArguments as exc:
-            if revision >= v.V2025_11_25:
-                return shapes.error_result(f"Invalid arguments: {exc}", revision)
-            raise InvalidParams("Invalid arguments", {"reason": str(exc)}) from None
-        if result.is_error and revision <= v.DRAFT:
-            text = " ".join(b.get("text", "") for b in result.content if b.get("type") == "text")
-            raise InvalidParams("Tool execution failed", {"reason": text or GENERIC_FAILURE})
-        return shapes.call_result(result, revision)
-
-    @staticmethod
-    def validate_arguments(entry: Entry, arguments: dict[str, Any]) -> None:
-        if entry.argument_names is not None:
-            unknown = sorted(set(arguments) - entry.argument_names)
-            if unknown:
-                allowed = ", ".join(sorted(entry.argument_names)) or "none"
-                raise InvalidArguments(f"Unknown argument {', '.join(map(repr, unknown))}. Allowed: {allowed}.")
-        error = next(iter(entry.input_validator.iter_errors(arguments)), None)
-        if error is not None:
-            where = "/".join(str(p) for p in error.absolute_path)
-            raise InvalidArguments(f"{where}: {error.message}" if where else error.message)
-
-    @staticmethod
-    def check_capabilities(entry: Entry, scope: Scope) -> None:
-        """-32021 when the tool needs a client capability this request did not declare (2026-07-28)."""
-        required = entry.required_capabilities
-        if required and scope.revision.is_modern and any(k not in scope.client_capabilities for k in required):
-            raise MissingClientCapability(
-                f"The tool needs the client capabilities: {', '.join(sorted(required))}",
-                {"requiredCapabilities": required},
-            )
-
-    async def run(self, session: Session, request: Request, entry: Entry, arguments: dict[str, Any]) -> Any:
-        meta = request.params.get("_meta")
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
-        ctx = Context(
-            user=session.user,
-            tool_name=entry.name,
-            request_id=request.id,
-            progress_token=token if isinstance(token, int | str) and not isinstance(token, bool) else None,
-            emit=session.emit,
-            transport=session.transport,
-            session_id=session.session_id,
-        )
-        running = session.in_flight.get(request.id)
-        if running is not None:
-            running.ctx = ctx
-        try:
-            result = await execute(entry, arguments, ctx)
-        except ToolError as exc:
-            return shapes.CallResult([{"type": "text", "text": str(exc)}], is_error=True, value=str(exc))
-        except (InvalidArguments, asyncio.CancelledError):
-            raise
-        except Exception:
-            logger.error("Tool %s failed", entry.name, exc_info=bool(mcp_settings.LOG_TRACEBACKS))
-            return shapes.CallResult([{"type": "text", "text": GENERIC_FAILURE}], is_error=True)
-        return self.check_output(entry, result)
-
-    @staticmethod
-    def check_output(entry: Entry, result: shapes.CallResult) -> shapes.CallResult:
-        validator = entry.output_validator
-        if validator is None or result.is_error:
-            return result
-        error = next(iter(validator.iter_errors(result.structured if result.has_structured else None)), None)
-        if error is None:
-            return result
-        logger.error("Tool %s returned output that does not match its output schema: %s", entry.name, error.message)
-        return shapes.CallResult([{"type": "text", "text": GENERIC_FAILURE}], is_error=True)
+        return await Call(session, request, scope.revision, scope.client_capabilities).answer()
 
     async def listen(self, session: Session, request: Request, scope: Scope) -> dict[str, Any]:
         wanted = request.params.get("notifications")

@@ -30,7 +30,27 @@ class Listen:
     ended: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-class Session:
+class ListWatcher:
+    """Something told about tool changes that matter to one caller: it announces only real changes."""
+
+    user: Any = None
+    fingerprint: frozenset[Any] | None = None
+
+    def remember(self, snapshot: Any) -> None:
+        self.fingerprint = snapshot.fingerprint(self.user)
+
+    def tools_changed(self, snapshot: Any) -> None:
+        """Announce list_changed when, and only when, this caller's list differs from the last one seen."""
+        current = snapshot.fingerprint(self.user)
+        if current != self.fingerprint:
+            self.fingerprint = current
+            self.announce()
+
+    def announce(self) -> None:
+        raise NotImplementedError
+
+
+class Session(ListWatcher):
     """What the server knows of one client connection (or, for stateless HTTP, one request)."""
 
     def __init__(
@@ -54,13 +74,14 @@ class Session:
         self.client_info: dict[str, Any] = {}
         self.ready = False
         self.in_flight: dict[RequestId, InFlight] = {}
+        self.batched_calls = 0  # tools/call members of a batch now running (in_flight holds spawned requests only)
         self.listens: dict[RequestId, Listen] = {}
 
     @property
     def initialized(self) -> bool:
         return self.revision is not None
 
-    def tools_changed(self) -> None:
+    def announce(self) -> None:
         """Tell the client its tool list changed: on the session (legacy) and on each listen (modern)."""
         if self.initialized and self.can_notify:
             self.emit(notification(LIST_CHANGED))

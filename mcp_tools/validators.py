@@ -69,3 +69,12 @@ def validate_icons(value: Any) -> None:
             _('Icons are a list of objects like {"src": "https://…/icon.png", "mimeType": "image/png"}.'),
             code="invalid_icons",
         )
+
+
+RATE_RE = re.compile(r"^\d+/\d*[smhd]$")
+
+
+def validate_rate(value: str) -> None:
+    """A django-ratelimit rate: calls per period, e.g. "30/m", "1000/h", "10/5s"."""
+    if value and not RATE_RE.match(value):
+        raise ValidationError(_('Write a rate like "30/m", "1000/h" or "10/5s".'), code="invalid_rate")

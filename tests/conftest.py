@@ -34,7 +34,7 @@ def token(user: Any) -> str:
 
 @pytest.fixture
 def tools(db: None) -> None:
-    call_command("mcp_sync", "--enable", verbosity=0, stdout=open("/dev/null", "w"))  # noqa: SIM115
+    call_command("mcp_sync", "--enable", "--everyone", verbosity=0, stdout=open("/dev/null", "w"))  # noqa: SIM115
 
 
 class WSClient:

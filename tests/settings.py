@@ -23,6 +23,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "rest_framework",
+    "rest_framework.authtoken",
     "mcp_tools",
     "tests.testapp",
 ]
@@ -94,7 +96,8 @@ if os.environ.get("MCP_TEST_CHANNEL_LAYER") == "redis":
         "KEY_PREFIX": REDIS_PREFIX,
     }
 
-MCP_TOOLS: dict[str, object] = {"PAGE_SIZE": 5}
+# Audit rows are written before each answer, so tests can read them at once.
+MCP_TOOLS: dict[str, object] = {"PAGE_SIZE": 5, "AUDIT_FLUSH_SECONDS": 0}
 if os.environ.get("MCP_TEST_GROUP_NAME"):
     MCP_TOOLS["GROUP_NAME"] = os.environ["MCP_TEST_GROUP_NAME"]
 if os.environ.get("MCP_TEST_STDIO_POLL_SECONDS"):

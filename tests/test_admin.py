@@ -5,14 +5,16 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Group
 from django.contrib.messages import WARNING
 from django.contrib.messages import get_messages as stored_messages
 
 from mcp_tools.authentication import user_for_token
-from mcp_tools.models import AccessToken, Tool, hash_token
+from mcp_tools.models import AccessToken, GroupGrant, Tool, UserGrant, hash_token
 from mcp_tools.registry import registry
 
 pytestmark = pytest.mark.django_db
@@ -21,13 +23,30 @@ TOOLS_URL = "/admin/mcp_tools/tool/"
 TOKENS_URL = "/admin/mcp_tools/accesstoken/"
 PREVIEW = re.compile(r"<pre>(.*?)</pre>", re.S)
 SHOWN_ONCE = re.compile(r"Copy this token now; it will not be shown again: <code>(mcp_[A-Za-z0-9_-]+)</code>")
-# The model-query inline's management form, with no query.
-NO_QUERY = {
-    "query-TOTAL_FORMS": "0",
-    "query-INITIAL_FORMS": "0",
-    "query-MIN_NUM_FORMS": "0",
-    "query-MAX_NUM_FORMS": "1",
-}
+GRANT_PREFIXES = ("user_grants", "group_grants")
+
+
+def management_form(prefix: str, total: int = 0, initial: int = 0, maximum: int = 1000) -> dict[str, str]:
+    """The hidden fields an inline formset needs in every POST of the tool form."""
+    return {
+        f"{prefix}-TOTAL_FORMS": str(total),
+        f"{prefix}-INITIAL_FORMS": str(initial),
+        f"{prefix}-MIN_NUM_FORMS": "0",
+        f"{prefix}-MAX_NUM_FORMS": str(maximum),
+    }
+
+
+# The grant inlines' management forms, with no grant.
+NO_GRANTS = {key: value for prefix in GRANT_PREFIXES for key, value in management_form(prefix).items()}
+# Every inline's management form: no query, no grant.
+NO_INLINES = management_form("query", maximum=1) | NO_GRANTS
+
+
+def grant_forms(*, users: Sequence[Any] = (), groups: Sequence[Any] = ()) -> dict[str, str]:
+    """The grant inlines' POST body granting the tool to new ``users`` and ``groups`` (given by pk)."""
+    data = management_form("user_grants", total=len(users)) | management_form("group_grants", total=len(groups))
+    data |= {f"user_grants-{i}-user": str(pk) for i, pk in enumerate(users)}
+    return data | {f"group_grants-{i}-group": str(pk) for i, pk in enumerate(groups)}
 
 
 def tool_form(**fields: Any) -> dict[str, Any]:
@@ -46,7 +65,7 @@ def tool_form(**fields: Any) -> dict[str, Any]:
         "idempotent_hint": "unknown",
         "open_world_hint": "unknown",
         "icons": "[]",
-        **NO_QUERY,
+        **NO_INLINES,
     }
     return data | {key: json.dumps(v) if isinstance(v, dict | list) else v for key, v in fields.items()}
 
@@ -156,6 +175,91 @@ def test_a_bad_tool_name_is_a_form_error(admin_client, name):
 
     assert "name" in form_errors(response)
     assert not Tool.objects.exists()
+
+
+# Access and grants ---------------------------------------------------------------------------------
+
+
+def grant_formset(response: Any, prefix: str) -> Any:
+    [formset] = [
+        inline.formset for inline in response.context["inline_admin_formsets"] if inline.formset.prefix == prefix
+    ]
+    return formset
+
+
+def test_the_tool_form_offers_the_access_fields_and_both_grant_inlines(admin_client):
+    response = admin_client.get(f"{TOOLS_URL}add/")
+
+    assert {"everyone", "rate_limit", "timeout_seconds"} <= set(response.context["adminform"].form.fields)
+    assert [inline.formset.prefix for inline in response.context["inline_admin_formsets"]] == [
+        "query",
+        *GRANT_PREFIXES,
+    ]
+
+
+def test_a_tool_added_in_the_admin_is_granted_to_nobody_unless_the_form_says_so(admin_client):
+    admin_client.post(f"{TOOLS_URL}add/", tool_form())
+
+    tool = Tool.objects.get(name="adder")
+    assert (tool.everyone, tool.user_grants.exists(), tool.group_grants.exists()) == (False, False, False)
+
+
+def test_grants_and_limits_made_in_the_tool_form_are_saved(admin_client, user, django_user_model):
+    bob = django_user_model.objects.create_user("bob")
+    sales = Group.objects.create(name="sales")
+
+    response = admin_client.post(
+        f"{TOOLS_URL}add/",
+        tool_form(everyone="on", rate_limit="30/m", timeout_seconds="5")
+        | grant_forms(users=[user.pk, bob.pk], groups=[sales.pk]),
+    )
+
+    assert response.status_code == 302
+    tool = Tool.objects.get(name="adder")
+    assert (tool.everyone, tool.rate_limit, tool.timeout_seconds) == (True, "30/m", 5)
+    assert sorted(UserGrant.objects.filter(tool=tool).values_list("user__username", flat=True)) == ["alice", "bob"]
+    assert list(GroupGrant.objects.filter(tool=tool).values_list("group__name", flat=True)) == ["sales"]
+
+
+def test_granting_the_same_user_twice_is_a_form_error_and_saves_nothing(admin_client, user):
+    response = admin_client.post(f"{TOOLS_URL}add/", tool_form() | grant_forms(users=[user.pk, user.pk]))
+
+    assert response.status_code == 200
+    assert grant_formset(response, "user_grants").non_form_errors() == ["Please correct the duplicate data for user."]
+    assert not Tool.objects.exists()
+
+
+def test_a_malformed_rate_limit_is_a_form_error(admin_client):
+    response = admin_client.post(f"{TOOLS_URL}add/", tool_form(rate_limit="fast"))
+
+    assert form_errors(response) == {"rate_limit": ['Write a rate like "30/m", "1000/h" or "10/5s".']}
+    assert not Tool.objects.exists()
+
+
+def test_a_grant_deleted_in_the_change_form_is_removed(admin_client, user):
+    tool = Tool.objects.create(name="adder", callable_name="add")
+    sales = Group.objects.create(name="sales")
+    grant = UserGrant.objects.create(tool=tool, user=user)
+    GroupGrant.objects.create(tool=tool, group=sales)
+    kept = management_form("group_grants", total=1, initial=1) | {
+        "group_grants-0-id": str(tool.group_grants.get().pk),
+        "group_grants-0-tool": str(tool.pk),
+        "group_grants-0-group": str(sales.pk),
+    }
+    deleted = management_form("user_grants", total=1, initial=1) | {
+        "user_grants-0-id": str(grant.pk),
+        "user_grants-0-tool": str(tool.pk),
+        "user_grants-0-user": str(user.pk),
+        "user_grants-0-DELETE": "on",
+    }
+
+    response = admin_client.post(f"{TOOLS_URL}{tool.pk}/change/", tool_form() | kept | deleted)
+
+    assert response.status_code == 302
+    assert (UserGrant.objects.exists(), list(GroupGrant.objects.values_list("group__name", flat=True))) == (
+        False,
+        ["sales"],
+    )
 
 
 # Change list and actions ---------------------------------------------------------------------------

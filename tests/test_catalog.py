@@ -120,9 +120,9 @@ def test_a_snapshot_loaded_while_the_tools_change_is_not_kept(tools: None, monke
     local = Catalog()
     real = catalog_module.entry_from_row
 
-    def change_during_load(row: Any) -> Any:
+    def change_during_load(row: Any, *args: Any) -> Any:
         local.invalidate()
-        return real(row)
+        return real(row, *args)
 
     monkeypatch.setattr(catalog_module, "entry_from_row", change_during_load)
     stale = local.get_sync()

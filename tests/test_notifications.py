@@ -48,7 +48,7 @@ async def pong(client: WSClient) -> dict[str, Any]:
 
 
 def create_tool() -> None:
-    Tool.objects.create(name="add_again", title="Add again", callable_name="add")
+    Tool.objects.create(name="add_again", title="Add again", callable_name="add", everyone=True)
 
 
 def edit_tool() -> None:
@@ -86,8 +86,11 @@ def admin_disable_two() -> None:
     admin_action("disable_tools", ["greet", "tags"])
 
 
-def admin_enable_two() -> None:
+def disable_two_unannounced() -> None:
     Tool.objects.filter(name__in=["greet", "tags"]).update(enabled=False)
+
+
+def admin_enable_two() -> None:
     admin_action("enable_tools", ["greet", "tags"])
 
 
@@ -116,8 +119,14 @@ CHANGES: list[tuple[Callable[[], None], Callable[[dict[str, Any]], Any], Any]] =
 ]
 
 
+# What must hold before the sessions connect, for a change that undoes it.
+BEFORE: dict[Callable[[], None], Callable[[], None]] = {admin_enable_two: disable_two_unannounced}
+
+
 @pytest.mark.parametrize(("change", "view", "expected"), CHANGES, ids=[change.__name__ for change, _, _ in CHANGES])
 async def test_a_committed_change_notifies_every_initialized_session_once(ws_session, change, view, expected):
+    if change in BEFORE:
+        await db_call(BEFORE[change])
     first, second = await ws_session(), await ws_session()
 
     await db_call(change)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
@@ -48,9 +49,21 @@ class RawJSON(str):
     __slots__ = ()
 
 
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text} is out of range")
+    return number
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def parse(text: str | bytes) -> Any:
+    """Decode strict JSON: NaN, Infinity and numbers out of float range are parse errors."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_float=_finite, parse_constant=_not_json)
     except RecursionError:
         raise InvalidRequest("Message nested too deeply") from None
     except (ValueError, UnicodeDecodeError):

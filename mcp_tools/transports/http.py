@@ -24,7 +24,7 @@ from mcp_tools.origins import host_allowed, origin_allowed
 from mcp_tools.protocol import jsonrpc, modern
 from mcp_tools.protocol.jsonrpc import Notification, Request, Response
 from mcp_tools.server import server
-from mcp_tools.session import InFlight, Session
+from mcp_tools.session import InFlight, ListWatcher, Session
 from mcp_tools.transports.http_request import HTTPError, HTTPRequest
 from mcp_tools.transports.sse import EventStream
 
@@ -184,7 +184,7 @@ class MCPHttpConsumer(AsyncConsumer):
             raise HTTPError(406, InvalidRequest("GET opens a text/event-stream"))
         record = await self.legacy_session(request, user)
         stream = EventStream(request.send)
-        listener = StreamListener(stream)
+        listener = StreamListener(stream, user)
         await hub().add(listener)
         try:
             await stream.start(((SESSION_HEADER, record.id.encode()),))
@@ -273,14 +273,15 @@ class Exchange:
         await stream.close()
 
 
-class StreamListener:
+class StreamListener(ListWatcher):
     """A legacy GET stream: list_changed and keep-alive comments until the client goes away."""
 
-    def __init__(self, stream: EventStream) -> None:
+    def __init__(self, stream: EventStream, user: Any) -> None:
         self.stream = stream
+        self.user = user
         self.pending: asyncio.Queue[Any] = asyncio.Queue()
 
-    def tools_changed(self) -> None:
+    def announce(self) -> None:
         self.pending.put_nowait(jsonrpc.notification("notifications/tools/list_changed"))
 
     async def pump(self, request: HTTPRequest, *, keepalive: float) -> None:

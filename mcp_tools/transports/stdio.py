@@ -9,6 +9,7 @@ from typing import Any, BinaryIO
 
 from channels.layers import InMemoryChannelLayer
 
+from mcp_tools.audit import audit_log
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import InvalidRequest
 from mcp_tools.hub import hub
@@ -58,6 +59,7 @@ async def serve(user: Any, *, stdin: Any = None, stdout: BinaryIO | None = None)
     finally:
         await stop_watching()
         session.close()
+        await audit_log.flush()
 
 
 async def read_loop(reader: asyncio.StreamReader, session: Session, limit: int) -> None:

@@ -1,4 +1,4 @@
-"""Deterministic demo users, shop data and model-query tools for ``seed_demo``."""
+"""Deterministic demo users, shop data, model-query tools and grants for ``seed_demo``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from project.shop.demo_grants import Grants, ensure_grants
 from project.shop.demo_tools import ensure_model_tools
 from project.shop.models import Customer, Order, OrderLine, Product
 
@@ -65,6 +66,7 @@ class SeedResult:
     users_created: list[str]
     shop_created: bool
     tools_created: list[str]
+    grants: Grants
     customers: int
     products: int
     orders: int
@@ -78,10 +80,12 @@ def seed() -> SeedResult:
         if shop_created:
             create_shop(random.Random(SEED), users)
         tools_created = ensure_model_tools()
+        grants = ensure_grants()
     return SeedResult(
         users_created=[name for name, (_, created) in users.items() if created],
         shop_created=shop_created,
         tools_created=tools_created,
+        grants=grants,
         customers=Customer.objects.count(),
         products=Product.objects.count(),
         orders=Order.objects.count(),

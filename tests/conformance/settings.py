@@ -5,4 +5,9 @@ from tests.settings import INSTALLED_APPS, MCP_TOOLS
 
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.conformance"]
 # The suite sends no credentials.
-MCP_TOOLS = {**MCP_TOOLS, "PAGE_SIZE": 100, "ALLOW_ANONYMOUS": True}
+MCP_TOOLS = {
+    **MCP_TOOLS,
+    "PAGE_SIZE": 100,
+    "ALLOW_ANONYMOUS": True,
+    "PERMISSION_CLASSES": ["mcp_tools.permissions.IsAuthenticated"],
+}

@@ -31,6 +31,7 @@ class FormFields(HTMLParser):
         self.select: str | None = None
         self.options: list[str] = []
         self.selected = False
+        self.multiple = False
 
     def add(self, name: str, value: str) -> None:
         self.fields.setdefault(name, []).append(value)
@@ -48,6 +49,7 @@ class FormFields(HTMLParser):
             self.textarea, self.text = name, []
         elif tag == "select" and name:
             self.select, self.options, self.selected = name, [], False
+            self.multiple = "multiple" in attributes
         elif tag == "option" and self.select:
             self.options.append(attributes.get("value", ""))
             if "selected" in attributes:
@@ -77,7 +79,8 @@ class FormFields(HTMLParser):
             self.add(self.textarea, browser_newlines(value))
             self.textarea = None
         elif tag == "select" and self.select is not None:
-            if not self.selected and self.options:
+            # A single-choice list submits its first option when none is selected; a multiple one, nothing.
+            if not self.selected and self.options and not self.multiple:
                 self.add(self.select, self.options[0])
             self.select = None
 

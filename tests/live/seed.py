@@ -24,7 +24,7 @@ def seed() -> dict[str, Any]:
     from mcp_tools.models import AccessToken, Tool
 
     call_command("migrate", interactive=False, verbosity=0, stdout=io.StringIO())
-    call_command("mcp_sync", "--enable", verbosity=0, stdout=io.StringIO())
+    call_command("mcp_sync", "--enable", "--everyone", verbosity=0, stdout=io.StringIO())
     users = get_user_model()._default_manager
     users.create_superuser(ADMIN[0], "admin@example.com", ADMIN[1])
     alice = users.create_user(USER, password=USER)

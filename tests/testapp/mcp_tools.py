@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any, Literal
 
 from mcp_tools import Context, ToolError, query_scope, tool
@@ -125,3 +126,25 @@ class Gate:
 
 
 gate = Gate()
+
+
+@tool
+def long_text(size: int) -> str:
+    """Return ``size`` characters of text, for the result-size limit."""
+    return "x" * size
+
+
+# Set by wait_sync's worker thread when it starts waiting, and once it sees its call cancelled.
+sync_started = threading.Event()
+sync_cancel_seen = threading.Event()
+
+
+@tool
+def wait_sync(ctx: Context, seconds: float = 10.0) -> str:
+    """Hold a worker thread until the call is cancelled or ``seconds`` pass."""
+    sync_started.set()
+    # Waiting on the context's own event ends the thread as soon as the call is cancelled.
+    if ctx._cancelled.wait(seconds):
+        sync_cancel_seen.set()
+        return "cancelled"
+    return "waited"

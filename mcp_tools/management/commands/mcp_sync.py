@@ -19,9 +19,17 @@ class Command(BaseCommand):
         state = parser.add_mutually_exclusive_group()
         state.add_argument("--enable", action="store_true", default=None, help="Create the new tools enabled.")
         state.add_argument("--disable", action="store_true", default=None, help="Create the new tools disabled.")
+        parser.add_argument("--everyone", action="store_true", help="Grant the new tools to every authenticated user.")
 
     @transaction.atomic
-    def handle(self, *args: Any, enable: bool | None = None, disable: bool | None = None, **options: Any) -> None:
+    def handle(
+        self,
+        *args: Any,
+        enable: bool | None = None,
+        disable: bool | None = None,
+        everyone: bool = False,
+        **options: Any,
+    ) -> None:
         enabled = bool(enable) if enable or disable else bool(mcp_settings.SYNC_CREATES_ENABLED)
         taken = set(Tool.objects.values_list("callable_name", flat=True))
         names = set(Tool.objects.values_list("name", flat=True))
@@ -39,6 +47,7 @@ class Command(BaseCommand):
                 input_schema=registered.input_schema,
                 output_schema=registered.output_schema,
                 enabled=enabled,
+                everyone=everyone,
                 kind=Tool.Kind.CALLABLE,
                 callable_name=registered.key,
                 **_hints(registered.annotations),

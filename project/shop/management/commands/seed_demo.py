@@ -1,4 +1,4 @@
-"""``seed_demo``: demo users, shop data and model-query tools, and optionally a fresh token for alice."""
+"""``seed_demo``: demo users, shop data, model-query tools and grants, and optionally a fresh token for alice."""
 
 from __future__ import annotations
 
@@ -8,10 +8,15 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 
 from project.shop.demo_data import seed
+from project.shop.demo_grants import Grants
 
 
 class Command(BaseCommand):
-    help = "Create the demo users (admin, alice, bob), shop data and model tools if missing. Safe to run repeatedly."
+    help = (
+        "Create the demo users (admin, alice, bob), shop data and model tools if missing, and grant the demo tools "
+        "to the groups sales and support. Run mcp_sync first so that the registered callables are granted too. "
+        "Safe to run repeatedly."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--token", action="store_true", help="Issue a new MCP access token for alice.")
@@ -26,8 +31,20 @@ class Command(BaseCommand):
         )
         if result.tools_created:
             self.stdout.write(f"Created model-query tools: {', '.join(result.tools_created)}")
+        self.write_grants(result.grants)
         if options["token"]:
             self.write_token()
+
+    def write_grants(self, grants: Grants) -> None:
+        for group, names in grants.by_group.items():
+            self.stdout.write(f"Granted to group {group}: {', '.join(names)}")
+        if grants.everyone:
+            self.stdout.write(f"Granted to every signed-in user: {', '.join(grants.everyone)}")
+        if grants.missing:
+            self.stdout.write(
+                f"Not granted, no such tool yet: {', '.join(grants.missing)}. "
+                "Run `python manage.py mcp_sync --enable`, then seed_demo again."
+            )
 
     def write_token(self) -> None:
         from mcp_tools.models import AccessToken

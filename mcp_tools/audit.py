@@ -1,0 +1,128 @@
+"""The audit trail: one ToolCall row per tools/call, written in batches off the response path."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from datetime import timedelta
+from typing import Any
+
+from channels.db import database_sync_to_async
+from django.db import DatabaseError, IntegrityError, transaction
+from django.utils import timezone
+
+from mcp_tools.conf import mcp_settings
+
+logger = logging.getLogger("mcp_tools")
+MASK = "***"
+MAX_ARGUMENT_CHARS = 10_000
+# NUL and unpaired surrogates are valid in JSON strings but no database column can hold them.
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def redact(value: Any, names: frozenset[str]) -> Any:
+    """``value`` with every key named in ``names`` (any depth, any case) masked."""
+    if isinstance(value, dict):
+        return {k: MASK if str(k).lower() in names else redact(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v, names) for v in value]
+    return value
+
+
+def storable(value: Any) -> Any:
+    """``value`` with every character a database refuses replaced by U+FFFD, in keys and values alike."""
+    if isinstance(value, str):
+        return UNSTORABLE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {storable(k): storable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [storable(v) for v in value]
+    return value
+
+
+def stored_arguments(arguments: Any) -> Any:
+    names = frozenset(n.lower() for n in mcp_settings.AUDIT_REDACT)
+    masked = storable(redact(arguments if isinstance(arguments, dict) else {"_": arguments}, names))
+    if len(repr(masked)) > MAX_ARGUMENT_CHARS:
+        return {"_truncated": True, "keys": sorted(str(k) for k in masked)}
+    return masked
+
+
+class AuditLog:
+    """Collects rows and writes them with one bulk insert per batch."""
+
+    def __init__(self) -> None:
+        self.pending: list[dict[str, Any]] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._writing: set[asyncio.Task[None]] = set()
+
+    async def record(self, **row: Any) -> None:
+        if not mcp_settings.AUDIT:
+            return
+        row.setdefault("created_at", timezone.now())
+        self.pending.append({k: storable(v) if isinstance(v, str) else v for k, v in row.items()})
+        delay = float(mcp_settings.AUDIT_FLUSH_SECONDS)
+        if delay <= 0 or len(self.pending) >= int(mcp_settings.AUDIT_BATCH_SIZE):
+            await self.flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(delay, self._flush_soon)
+
+    def _flush_soon(self) -> None:
+        self._timer = None
+        task = asyncio.ensure_future(self.flush())
+        self._writing.add(task)
+        task.add_done_callback(self._writing.discard)
+
+    async def flush(self) -> None:
+        """Write every pending row now."""
+        rows, self.pending = self.pending, []
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if rows:
+            try:
+                await database_sync_to_async(_insert)(rows)
+            except DatabaseError:
+                logger.exception("Could not write %d audit rows", len(rows))
+
+
+def _insert(rows: list[dict[str, Any]]) -> None:
+    from mcp_tools.models import ToolCall
+
+    try:
+        with transaction.atomic():
+            ToolCall.objects.bulk_create([ToolCall(**row) for row in rows])
+    except IntegrityError:
+        # A user or token deleted since its call (a revoked token's open session): keep the rows.
+        ToolCall.objects.bulk_create([ToolCall(**row) for row in _without_dangling_links(rows)])
+
+
+def _without_dangling_links(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from django.contrib.auth import get_user_model
+
+    from mcp_tools.models import AccessToken
+
+    users = _existing(get_user_model(), {r.get("user_id") for r in rows})
+    tokens = _existing(AccessToken, {r.get("token_id") for r in rows})
+    return [
+        {**r, "user_id": r.get("user_id") if r.get("user_id") in users else None}
+        | {"token_id": r.get("token_id") if r.get("token_id") in tokens else None}
+        for r in rows
+    ]
+
+
+def _existing(model: Any, ids: set[Any]) -> set[Any]:
+    return set(model._default_manager.filter(pk__in=ids - {None}).values_list("pk", flat=True))
+
+
+def prune(days: int | None = None) -> int:
+    """Delete rows older than the retention period; returns how many went."""
+    from mcp_tools.models import ToolCall
+
+    keep = int(days if days is not None else mcp_settings.AUDIT_RETENTION_DAYS)
+    deleted, _ = ToolCall.objects.filter(created_at__lt=timezone.now() - timedelta(days=keep)).delete()
+    return deleted
+
+
+audit_log = AuditLog()

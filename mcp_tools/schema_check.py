@@ -1,0 +1,51 @@
+"""A fast accept-check for the flat object schemas that function signatures produce.
+
+It only ever says "valid"; anything it cannot decide, or any failure, goes to jsonschema, which
+gives the error message. So it can make calls faster but never changes an answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Check = Callable[[dict[str, Any]], bool]
+
+_TYPES: dict[str, Callable[[Any], bool]] = {
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+}
+_SCHEMA_KEYS = frozenset({"type", "properties", "required", "additionalProperties", "description", "title"})
+_PROPERTY_KEYS = frozenset({"type", "description", "default", "title"})
+
+
+def compile_check(schema: Any) -> Check | None:
+    """A checker for ``schema`` when it is a closed object of simply typed properties; else None."""
+    if not isinstance(schema, dict) or schema.get("type") != "object" or set(schema) - _SCHEMA_KEYS:
+        return None
+    if schema.get("additionalProperties") is not False:
+        return None
+    properties = schema.get("properties", {})
+    checks: dict[str, Callable[[Any], bool]] = {}
+    for name, spec in properties.items():
+        kind = spec.get("type") if isinstance(spec, dict) else None
+        # A list of types (["boolean", "null"]) is not a key; jsonschema decides those.
+        if not isinstance(kind, str) or set(spec) - _PROPERTY_KEYS or kind not in _TYPES:
+            return None
+        checks[name] = _TYPES[kind]
+    required = frozenset(schema.get("required", ()))
+    if not required <= set(checks):
+        return None
+
+    def check(arguments: dict[str, Any]) -> bool:
+        if not required <= arguments.keys():
+            return False
+        for key, value in arguments.items():
+            test = checks.get(key)
+            if test is None or not test(value):
+                return False
+        return True
+
+    return check

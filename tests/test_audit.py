@@ -1,0 +1,589 @@
+"""The audit trail: one ToolCall row per tools/call and outcome, redaction, batching, pruning, and its admin."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import re
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import AnonymousUser
+from django.core.management import CommandError, call_command
+from django.test import Client
+from django.utils import timezone
+
+from mcp_tools.audit import MASK, audit_log
+from mcp_tools.calls import GENERIC_FAILURE
+from mcp_tools.exceptions import INVALID_PARAMS
+from mcp_tools.models import AccessToken, Tool, ToolCall
+from mcp_tools.protocol.jsonrpc import encode
+from tests.conftest import TIMEOUT, WSClient, db_call, ws_headers
+from tests.live.asgi_http import HttpClient
+from tests.test_server import connected, error, rpc, start_slow_count, text_result
+from tests.testapp.mcp_tools import gate
+
+FIELDS = (
+    "user_id",
+    "username",
+    "token_id",
+    "transport",
+    "session_id",
+    "tool_name",
+    "arguments",
+    "outcome",
+    "message",
+    "result_bytes",
+)
+CHANGELIST = "/admin/mcp_tools/toolcall/"
+LOCMEM = "django.core.cache.backends.locmem.LocMemCache"
+
+
+def row(user: Any, tool_name: str, outcome: str, **fields: Any) -> dict[str, Any]:
+    """An expected audit row of a call on a ``Wire`` session (no token, no session id)."""
+    expected = {
+        "user_id": user.pk,
+        "username": user.get_username(),
+        "token_id": None,
+        "transport": "test",
+        "session_id": "",
+        "tool_name": tool_name,
+        "arguments": {},
+        "outcome": outcome,
+        "message": "",
+        "result_bytes": 0,
+    }
+    return expected | fields
+
+
+def rows() -> list[dict[str, Any]]:
+    return list(ToolCall.objects.order_by("pk").values(*FIELDS))
+
+
+def durations() -> list[float]:
+    return list(ToolCall.objects.order_by("pk").values_list("duration_ms", flat=True))
+
+
+@pytest.fixture
+def batched(settings: Any) -> Iterator[None]:
+    """Rows wait for AUDIT_FLUSH_SECONDS (an hour here) or AUDIT_BATCH_SIZE; none outlive the test."""
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_SECONDS": 3600}
+    yield
+    audit_log.pending.clear()
+    if audit_log._timer is not None:
+        audit_log._timer.cancel()
+        audit_log._timer = None
+
+
+# One row per call and outcome -------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+class TestOutcomes:
+    async def test_a_successful_call_is_recorded_as_ok_with_its_result_size(self, tools, user):
+        wire = await connected(user)
+
+        reply = await wire.call("add", {"a": 1, "b": 2})
+
+        assert await db_call(rows) == [
+            row(user, "add", "ok", arguments={"a": 1, "b": 2}, result_bytes=len(encode(reply["result"])))
+        ]
+        [duration] = await db_call(durations)
+        assert duration > 0
+
+    async def test_a_tool_error_is_recorded_as_error_with_its_message(self, tools, user):
+        wire = await connected(user)
+
+        reply = await wire.call("fail_politely", {"reason": "closed"})
+
+        assert reply["result"] == text_result("Refused: closed", is_error=True)
+        assert await db_call(rows) == [
+            row(
+                user,
+                "fail_politely",
+                "error",
+                arguments={"reason": "closed"},
+                message="Refused: closed",
+                result_bytes=len(encode(reply["result"])),
+            )
+        ]
+
+    @pytest.mark.parametrize("version", [1, "2024-10-07"])
+    async def test_a_draft_clients_failed_call_is_recorded_with_the_tools_message(self, tools, user, version):
+        wire = await connected(user, version)
+
+        reply = await wire.call("fail_politely", {"reason": "closed"})
+
+        assert reply == error(2, INVALID_PARAMS, "Tool execution failed", {"reason": "Refused: closed"})
+        assert [(r["outcome"], r["message"]) for r in await db_call(rows)] == [("error", "Refused: closed")]
+
+    async def test_an_unexpected_exception_is_recorded_as_error_without_its_text(self, tools, user):
+        wire = await connected(user)
+
+        reply = await wire.call("crash")
+
+        assert await db_call(rows) == [
+            row(user, "crash", "error", message=GENERIC_FAILURE, result_bytes=len(encode(reply["result"])))
+        ]
+
+    async def test_an_unknown_tool_is_recorded_as_denied(self, tools, user):
+        wire = await connected(user)
+
+        reply = await wire.call("no_such_tool", {"x": 1})
+
+        assert reply == error(2, INVALID_PARAMS, "Unknown tool: no_such_tool", {"reason": "Unknown tool: no_such_tool"})
+        assert await db_call(rows) == [
+            row(user, "no_such_tool", "denied", arguments={"x": 1}, message="Unknown tool: no_such_tool")
+        ]
+
+    async def test_a_tool_not_granted_to_the_caller_is_recorded_as_denied_like_an_unknown_one(self, tools, user):
+        await db_call(revoke_everyone, "whoami")
+        wire = await connected(user)
+
+        reply = await wire.call("whoami")
+
+        assert reply == error(2, INVALID_PARAMS, "Unknown tool: whoami", {"reason": "Unknown tool: whoami"})
+        assert await db_call(rows) == [row(user, "whoami", "denied", message="Unknown tool: whoami")]
+
+    async def test_a_rate_limited_call_is_recorded_as_rate_limited(self, tools, user, settings):
+        settings.CACHES = {"default": {"BACKEND": LOCMEM, "LOCATION": f"audit-{uuid.uuid4().hex}"}}
+        # A day-long window: the two calls cannot fall into two windows.
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "DEFAULT_RATE": "1/d"}
+        wire = await connected(user)
+
+        await wire.call("add", {"a": 1, "b": 2})
+        refused = await wire.call("add", {"a": 1, "b": 2})
+
+        text = refused["result"]["content"][0]["text"]
+        assert text.startswith("Rate limit 1/d exceeded: retry after ")
+        assert (await db_call(rows))[1] == row(
+            user,
+            "add",
+            "rate_limited",
+            arguments={"a": 1, "b": 2},
+            message=text,
+            result_bytes=len(encode(refused["result"])),
+        )
+
+    @pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+    async def test_invalid_arguments_are_recorded_as_invalid_in_band_or_not(self, tools, user, version):
+        wire = await connected(user, version)
+
+        await wire.call("add", {"a": "x", "b": 1})
+
+        assert await db_call(rows) == [
+            row(user, "add", "invalid", arguments={"a": "x", "b": 1}, message="a: 'x' is not of type 'integer'")
+        ]
+
+    async def test_a_call_that_times_out_is_recorded_as_timeout(self, tools, user):
+        gate.reset()
+        await db_call(set_timeout, "slow_count", 1)
+        wire = await connected(user)
+
+        reply = await wire.call("slow_count", {"steps": 1})
+
+        message = "The tool did not finish within 1 s."
+        assert reply["result"] == text_result(message, is_error=True)
+        assert await db_call(rows) == [
+            row(
+                user,
+                "slow_count",
+                "timeout",
+                arguments={"steps": 1},
+                message=message,
+                result_bytes=len(encode(reply["result"])),
+            )
+        ]
+        [duration] = await db_call(durations)
+        assert duration >= 1000
+
+    async def test_a_call_the_client_cancels_is_recorded_as_cancelled(self, tools, user):
+        gate.reset()
+        wire = await connected(user)
+        task = await start_slow_count(wire, "slow")
+
+        await wire.notify("notifications/cancelled", {"requestId": "slow", "reason": "changed my mind"})
+        await asyncio.wait_for(asyncio.wait({task}), TIMEOUT)
+
+        assert await db_call(rows) == [
+            row(user, "slow_count", "cancelled", arguments={"steps": 2}, message="cancelled by the client")
+        ]
+
+    async def test_a_call_cut_off_by_a_closed_connection_is_recorded_as_cancelled(self, tools, user):
+        gate.reset()
+        wire = await connected(user)
+        task = await start_slow_count(wire, 3)
+
+        wire.session.close()
+        await asyncio.wait_for(asyncio.wait({task}), TIMEOUT)
+
+        assert [r["outcome"] for r in await db_call(rows)] == ["cancelled"]
+
+    async def test_requests_other_than_tools_call_write_no_row(self, tools, user):
+        wire = await connected(user)
+
+        await wire.request("tools/list")
+        await wire.request("ping")
+
+        assert await db_call(rows) == []
+
+    async def test_audit_off_writes_nothing_and_calls_still_work(self, tools, user, settings):
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT": False}
+        wire = await connected(user)
+
+        reply = await wire.call("add", {"a": 1, "b": 2})
+        await wire.call("nope")
+
+        assert reply["result"]["structuredContent"] == {"result": 3}
+        assert await db_call(rows) == []
+
+
+def revoke_everyone(name: str) -> None:
+    tool = Tool.objects.get(name=name)
+    tool.everyone = False
+    tool.save()
+
+
+def set_timeout(name: str, seconds: int) -> None:
+    tool = Tool.objects.get(name=name)
+    tool.timeout_seconds = seconds
+    tool.save()
+
+
+async def open_ws(ws_connect: Any, token: str) -> WSClient:
+    communicator, accepted, _ = await ws_connect(ws_headers(token))
+    assert accepted
+    client = WSClient(communicator)
+    await client.initialize()
+    return client
+
+
+# Who, how and where ------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+class TestCaller:
+    async def test_an_http_call_records_the_user_token_transport_and_session(self, tools, user, token):
+        client = HttpClient(token)
+        await client.initialize("2025-11-25")
+
+        reply = await client.send(rpc(1, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 2}}))
+
+        token_id = await db_call(lambda: AccessToken.objects.get().pk)
+        result = reply.json()["result"]
+        assert await db_call(rows) == [
+            row(
+                user,
+                "add",
+                "ok",
+                token_id=token_id,
+                transport="http",
+                session_id=client.session_id,
+                arguments={"a": 2, "b": 2},
+                result_bytes=len(encode(result)),
+            )
+        ]
+
+    async def test_a_websocket_call_records_the_token_and_transport(self, ws, user):
+        await ws.initialize()
+
+        await ws.request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})
+
+        token_id = await db_call(lambda: AccessToken.objects.get().pk)
+        [recorded] = await db_call(rows)
+        assert (recorded["token_id"], recorded["transport"], recorded["user_id"]) == (token_id, "websocket", user.pk)
+
+    async def test_an_anonymous_call_records_no_user(self, tools, settings):
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "ALLOW_ANONYMOUS": True}
+        wire = await connected(AnonymousUser())
+
+        await wire.call("add", {"a": 1, "b": 1})
+
+        [recorded] = await db_call(rows)
+        assert (recorded["user_id"], recorded["username"], recorded["outcome"]) == (None, "", "ok")
+
+    async def test_calls_of_a_revoked_tokens_open_session_are_still_recorded(self, ws_connect, tools, user, token):
+        client = await open_ws(ws_connect, token)
+        await db_call(lambda: AccessToken.objects.all().delete())
+
+        await client.request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})
+
+        [recorded] = await db_call(rows)
+        assert (recorded["user_id"], recorded["username"], recorded["token_id"]) == (user.pk, "alice", None)
+
+
+# What is stored of the arguments -----------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+class TestArguments:
+    async def test_secret_keys_are_masked_at_any_depth_and_in_any_case(self, tools, user):
+        wire = await connected(user)
+        arguments = {
+            "a": 1,
+            "password": "hunter2",
+            "nested": {"Token": "t0k", "list": [{"API_KEY": "k", "keep": "visible"}], "secret": {"deep": 1}},
+            "Authorization": "Bearer x",
+        }
+
+        await wire.call("add", arguments)
+
+        [recorded] = await db_call(rows)
+        assert recorded["arguments"] == {
+            "a": 1,
+            "password": MASK,
+            "nested": {"Token": MASK, "list": [{"API_KEY": MASK, "keep": "visible"}], "secret": MASK},
+            "Authorization": MASK,
+        }
+
+    async def test_audit_redact_replaces_the_masked_names(self, tools, user, settings):
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_REDACT": ["PIN"]}
+        wire = await connected(user)
+
+        await wire.call("add", {"a": 1, "b": 2, "pin": "1234", "password": "shown"})
+
+        [recorded] = await db_call(rows)
+        assert recorded["arguments"] == {"a": 1, "b": 2, "pin": MASK, "password": "shown"}
+
+    async def test_arguments_that_are_not_an_object_are_kept_under_one_key(self, tools, user):
+        wire = await connected(user)
+
+        await wire.call("add", [1, 2])
+
+        [recorded] = await db_call(rows)
+        assert (recorded["arguments"], recorded["outcome"]) == ({"_": [1, 2]}, "invalid")
+
+    async def test_huge_arguments_are_stored_as_their_keys_only(self, tools, user):
+        wire = await connected(user)
+
+        reply = await wire.call("tags", {"items": [f"tag-{i}" for i in range(3000)]})
+
+        [recorded] = await db_call(rows)
+        assert reply["result"]["isError"] is False
+        assert recorded["arguments"] == {"_truncated": True, "keys": ["items"]}
+
+    @pytest.mark.parametrize(
+        ("name", "arguments", "stored_name", "stored_arguments"),
+        [
+            ("\ud800nope", {}, "\ufffdnope", {}),
+            ("nul\x00", {"k\x00": "v\x00"}, "nul\ufffd", {"k\ufffd": "v\ufffd"}),
+            ("add", {"a": "\udfff", "b": ["\x00"]}, "add", {"a": "\ufffd", "b": ["\ufffd"]}),
+        ],
+        ids=["lone-surrogate-in-name", "nul-in-name-and-keys", "in-nested-values"],
+    )
+    async def test_text_no_database_can_hold_is_stored_replaced_and_the_call_answered_as_usual(
+        self, tools, user, name, arguments, stored_name, stored_arguments
+    ):
+        wire = await connected(user)
+
+        reply = await wire.call(name, arguments)
+
+        [recorded] = await db_call(rows)
+        assert (recorded["tool_name"], recorded["arguments"]) == (stored_name, stored_arguments)
+        assert "\x00" not in recorded["message"] and "\ud800" not in recorded["message"]
+        if name != "add":
+            assert reply == error(2, INVALID_PARAMS, f"Unknown tool: {name}", {"reason": f"Unknown tool: {name}"})
+        else:
+            assert reply["result"]["isError"] is True
+
+
+# Batching ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+class TestBatching:
+    async def test_rows_wait_for_a_flush_when_audit_flush_seconds_is_set(self, tools, user, batched):
+        wire = await connected(user)
+
+        await wire.call("add", {"a": 1, "b": 2})
+        await wire.call("nope")
+        before = await db_call(rows)
+        await audit_log.flush()
+
+        assert before == []
+        assert [(r["tool_name"], r["outcome"]) for r in await db_call(rows)] == [("add", "ok"), ("nope", "denied")]
+
+    async def test_a_full_batch_is_written_without_waiting(self, tools, user, settings, batched):
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_BATCH_SIZE": 3}
+        wire = await connected(user)
+
+        for _ in range(2):
+            await wire.call("add", {"a": 1, "b": 2})
+        two = await db_call(rows)
+        await wire.call("add", {"a": 1, "b": 2})
+
+        assert (len(two), len(await db_call(rows)), audit_log.pending) == (0, 3, [])
+
+    async def test_pending_rows_are_written_when_the_flush_delay_passes(self, tools, user, settings, monkeypatch):
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_SECONDS": 0.05}
+        flushed = asyncio.Event()
+        original = audit_log.flush
+
+        async def flush() -> None:
+            await original()
+            flushed.set()
+
+        monkeypatch.setattr(audit_log, "flush", flush)
+        wire = await connected(user)
+
+        await wire.call("add", {"a": 1, "b": 2})
+        await asyncio.wait_for(flushed.wait(), TIMEOUT)
+
+        assert [r["outcome"] for r in await db_call(rows)] == ["ok"]
+
+    async def test_a_row_whose_token_was_deleted_does_not_cost_the_rest_of_its_batch(
+        self, ws_connect, tools, user, token, django_user_model, batched
+    ):
+        client = await open_ws(ws_connect, token)
+        bob = await db_call(django_user_model.objects.create_user, "bob", password="pw")
+        await (await connected(bob)).call("add", {"a": 1, "b": 1})
+        await db_call(lambda: AccessToken.objects.all().delete())
+        await client.request("tools/call", {"name": "add", "arguments": {"a": 2, "b": 2}})
+
+        await audit_log.flush()
+
+        recorded = await db_call(rows)
+        assert [(r["username"], r["token_id"], r["outcome"]) for r in recorded] == [
+            ("bob", None, "ok"),
+            ("alice", None, "ok"),
+        ]
+
+
+# Pruning -----------------------------------------------------------------------------------------
+
+
+def make_rows(*ages_in_days: int) -> None:
+    now = timezone.now()
+    ToolCall.objects.bulk_create(
+        ToolCall(tool_name=f"t{age}", transport="test", outcome="ok", created_at=now - timedelta(days=age, minutes=1))
+        for age in ages_in_days
+    )
+
+
+def prune(*args: str) -> str:
+    out = io.StringIO()
+    call_command("mcp_prune_audit", *args, stdout=out)
+    return out.getvalue()
+
+
+def remaining() -> list[str]:
+    return sorted(ToolCall.objects.values_list("tool_name", flat=True))
+
+
+@pytest.mark.django_db
+class TestPrune:
+    def test_rows_older_than_the_default_90_days_are_deleted(self):
+        make_rows(0, 89, 91, 400)
+
+        assert prune() == "2 audit row(s) older than 90 day(s) deleted.\n"
+        assert remaining() == ["t0", "t89"]
+
+    def test_days_overrides_the_setting(self, settings):
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_RETENTION_DAYS": 365}
+        make_rows(0, 3, 10, 100)
+
+        assert prune("--days", "5") == "2 audit row(s) older than 5 day(s) deleted.\n"
+        assert remaining() == ["t0", "t3"]
+
+    def test_audit_retention_days_sets_the_period(self, settings):
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_RETENTION_DAYS": 7}
+        make_rows(0, 6, 8)
+
+        assert prune() == "1 audit row(s) older than 7 day(s) deleted.\n"
+        assert remaining() == ["t0", "t6"]
+
+    def test_zero_days_deletes_every_row_made_before_now(self):
+        make_rows(0, 1)
+
+        assert prune("--days", "0") == "2 audit row(s) older than 0 day(s) deleted.\n"
+        assert remaining() == []
+
+    def test_negative_days_are_refused(self):
+        make_rows(100)
+
+        with pytest.raises(CommandError, match=re.escape("--days must be zero or more.")):
+            prune("--days", "-1")
+        assert remaining() == ["t100"]
+
+
+# The admin ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def superuser_client(django_user_model: Any) -> Client:
+    admin = django_user_model.objects.create_superuser("root", "root@example.com", "pw")
+    client = Client()
+    client.force_login(admin)
+    return client
+
+
+@pytest.fixture
+def audited(user: Any) -> list[ToolCall]:
+    now = timezone.now()
+    return [
+        ToolCall.objects.create(
+            user=user,
+            username="alice",
+            transport="websocket",
+            tool_name="add",
+            arguments={"a": 1, "password": MASK},
+            outcome="ok",
+            created_at=now,
+        ),
+        ToolCall.objects.create(
+            username="bob", transport="http", tool_name="crash", outcome="error", created_at=now - timedelta(days=400)
+        ),
+        ToolCall.objects.create(username="carol", transport="stdio", tool_name="nope", outcome="denied"),
+    ]
+
+
+@pytest.mark.django_db
+class TestAdmin:
+    def test_the_changelist_offers_filters_search_and_a_date_hierarchy_but_no_add(self, superuser_client, audited):
+        response = superuser_client.get(CHANGELIST)
+
+        changelist = response.context["cl"]
+        assert response.status_code == 200
+        assert [spec.title for spec in changelist.filter_specs] == ["outcome", "transport", "time", "tool"]
+        assert changelist.search_fields == ("tool_name", "username", "session_id", "message")
+        assert changelist.date_hierarchy == "created_at"
+        assert response.context["has_add_permission"] is False
+        assert f'href="{CHANGELIST}add/"' not in response.content.decode()
+        assert changelist.result_count == 3
+
+    @pytest.mark.parametrize(
+        ("query", "usernames"),
+        [
+            ("?outcome=denied", ["carol"]),
+            ("?transport__exact=http", ["bob"]),
+            ("?q=alice", ["alice"]),
+            ("?q=crash", ["bob"]),
+            (f"?created_at__year={timezone.now().year}", ["alice", "carol"]),
+        ],
+        ids=["filter-outcome", "filter-transport", "search-user", "search-tool", "date-hierarchy"],
+    )
+    def test_filters_search_and_dates_narrow_the_list(self, superuser_client, audited, query, usernames):
+        response = superuser_client.get(CHANGELIST + query)
+
+        assert response.status_code == 200
+        assert sorted(r.username for r in response.context["cl"].result_list) == usernames
+
+    def test_a_row_opens_read_only_with_its_arguments_shown(self, superuser_client, audited):
+        response = superuser_client.get(f"{CHANGELIST}{audited[0].pk}/change/")
+
+        page = response.content.decode()
+        assert response.status_code == 200
+        assert response.context["has_change_permission"] is False
+        assert 'name="_save"' not in page
+        assert "<pre>{\n  &quot;a&quot;: 1,\n  &quot;password&quot;: &quot;***&quot;\n}</pre>" in page
+
+    def test_adding_or_changing_a_row_is_forbidden(self, superuser_client, audited):
+        added = superuser_client.post(f"{CHANGELIST}add/", {"tool_name": "forged", "outcome": "ok"})
+        changed = superuser_client.post(f"{CHANGELIST}{audited[0].pk}/change/", {"outcome": "denied"})
+
+        assert (added.status_code, changed.status_code) == (403, 403)
+        assert ToolCall.objects.get(pk=audited[0].pk).outcome == "ok"
+        assert not ToolCall.objects.filter(tool_name="forged").exists()

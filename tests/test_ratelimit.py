@@ -1,0 +1,396 @@
+"""Rate limits: a tool's own rate, the site default, counting per user and per token, group overrides."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+import django_ratelimit.core
+import pytest
+from django.contrib.auth.models import Group
+from django.core import checks
+
+from mcp_tools.exceptions import INVALID_PARAMS
+from mcp_tools.models import AccessToken, RateLimitOverride, Tool, ToolCall
+from mcp_tools.ratelimit import calls_per_second
+from tests.conftest import WSClient, db_call, ws_headers
+from tests.test_server import MODERN_SERVER_META, Wire, connected, error, text_result
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+LIMITED = re.compile(r"Rate limit (?P<rate>\S+) exceeded: retry after (?P<retry>\d+) s\.")
+LOCMEM = "django.core.cache.backends.locmem.LocMemCache"
+
+
+@pytest.fixture(autouse=True)
+def own_counters(settings: Any) -> None:
+    """A cache of this test's own, so that no count carries over from another test."""
+    settings.CACHES = {"default": {"BACKEND": LOCMEM, "LOCATION": f"ratelimit-{uuid.uuid4().hex}"}}
+
+
+class Clock:
+    """The time django-ratelimit reads, held still so that no test straddles two counting windows."""
+
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.25
+
+    def time(self) -> float:
+        return self.now
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    held = Clock()
+    monkeypatch.setattr(django_ratelimit.core, "time", held)
+    return held
+
+
+def added(a: int, b: int) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": str(a + b)}], "structuredContent": {"result": a + b}, "isError": False}
+
+
+def set_rate(name: str, rate: str) -> None:
+    tool = Tool.objects.get(name=name)
+    tool.rate_limit = rate
+    tool.full_clean()
+    tool.save()
+
+
+def override(group: str, rate: str, tool: str | None = None) -> None:
+    RateLimitOverride.objects.create(
+        group=Group.objects.get_or_create(name=group)[0],
+        tool=Tool.objects.get(name=tool) if tool else None,
+        rate=rate,
+    )
+
+
+def join(user: Any, *groups: str) -> None:
+    user.groups.add(*(Group.objects.get_or_create(name=name)[0] for name in groups))
+
+
+def refusal(result: dict[str, Any]) -> tuple[str, int]:
+    """The rate and retry delay of an in-band rate-limit refusal, after checking its whole shape."""
+    text = result["content"][0]["text"]
+    found = LIMITED.fullmatch(text)
+    assert found is not None, result
+    assert result == text_result(text, is_error=True)
+    return found["rate"], int(found["retry"])
+
+
+async def calls_until_refused(wire: Wire | WSClient, limit: int = 20) -> int:
+    """How many ``add`` calls succeed before the first refusal (which must be a rate-limit refusal)."""
+    for done in range(limit):
+        reply = await add(wire)
+        if reply["result"]["isError"]:
+            refusal(reply["result"])
+            return done
+        assert reply["result"] == added(1, 2)
+    return limit
+
+
+async def add(client: Wire | WSClient) -> dict[str, Any]:
+    return await client.request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+
+
+# A tool's own rate and the default ---------------------------------------------------------------
+
+
+async def test_the_call_after_a_tools_rate_is_refused_in_band_with_a_retry_delay(tools: None, user: Any) -> None:
+    await db_call(set_rate, "add", "3/m")
+    wire = await connected(user)
+
+    answered = [(await add(wire))["result"] for _ in range(3)]
+    fourth = (await add(wire))["result"]
+
+    assert answered == [added(1, 2)] * 3
+    rate, retry = refusal(fourth)
+    assert rate == "3/m"
+    assert 1 <= retry <= 60
+
+
+@pytest.mark.parametrize("rate", ["3/m", "3/s", "3/10s", "3/h"])
+async def test_a_refused_caller_may_call_again_once_the_retry_delay_has_passed(
+    tools: None, user: Any, clock: Clock, rate: str
+) -> None:
+    await db_call(set_rate, "add", rate)
+    wire = await connected(user)
+    for _ in range(3):
+        await add(wire)
+
+    _rate, retry = refusal((await add(wire))["result"])
+    clock.now += retry - 1
+    early = (await add(wire))["result"]
+    clock.now += 1
+    on_time = (await add(wire))["result"]
+
+    assert refusal(early)[0] == rate
+    assert on_time == added(1, 2)
+
+
+async def test_a_refused_call_still_lets_other_requests_and_other_tools_through(tools: None, user: Any) -> None:
+    await db_call(set_rate, "add", "1/m")
+    wire = await connected(user)
+
+    await add(wire)
+    refused = (await add(wire))["result"]
+    other = await wire.call("multiply", {"x": 2, "y": 3})
+    pong = await wire.request("ping")
+
+    assert refusal(refused)[0] == "1/m"
+    assert other["result"] == {
+        "content": [{"type": "text", "text": "6"}],
+        "structuredContent": {"result": 6.0},
+        "isError": False,
+    }
+    assert pong["result"] == {}
+
+
+async def test_default_rate_limits_tools_without_a_rate_of_their_own(tools: None, user: Any, settings: Any) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "DEFAULT_RATE": "2/m"}
+    await db_call(set_rate, "multiply", "4/m")
+    wire = await connected(user)
+
+    allowed_add = await calls_until_refused(wire)
+    allowed_multiply = 0
+    while not (await wire.call("multiply", {"x": 1}))["result"]["isError"]:
+        allowed_multiply += 1
+
+    assert (allowed_add, allowed_multiply) == (2, 4)
+
+
+async def test_without_a_rate_calls_are_never_refused(tools: None, user: Any) -> None:
+    wire = await connected(user)
+
+    assert await calls_until_refused(wire, limit=25) == 25
+
+
+async def test_rates_count_each_tool_apart(tools: None, user: Any) -> None:
+    await db_call(set_rate, "add", "1/m")
+    await db_call(set_rate, "greet", "1/m")
+    wire = await connected(user)
+
+    await add(wire)
+    greeted = await wire.call("greet", {"name": "Ann"})
+
+    assert greeted["result"] == text_result("Hello, Ann!")
+    assert await calls_until_refused(wire) == 0
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+async def test_a_refusal_is_an_in_band_error_after_the_draft(tools: None, user: Any, version: str) -> None:
+    await db_call(set_rate, "add", "1/m")
+    wire = await connected(user, version)
+
+    await add(wire)
+    refused = (await add(wire))["result"]
+
+    assert refusal(refused)[0] == "1/m"
+
+
+@pytest.mark.parametrize("version", [1, "2024-10-07"])
+async def test_a_refusal_is_invalid_params_for_draft_clients(tools: None, user: Any, version: Any) -> None:
+    await db_call(set_rate, "add", "1/m")
+    wire = await connected(user, version)
+
+    await add(wire)
+    refused = await add(wire)
+
+    reason = refused["error"]["data"]["reason"]
+    assert LIMITED.fullmatch(reason)
+    assert refused == error(3, INVALID_PARAMS, "Tool execution failed", {"reason": reason})
+
+
+async def test_a_modern_request_is_refused_in_band_too(tools: None, user: Any) -> None:
+    await db_call(set_rate, "add", "1/m")
+    wire = Wire(user)
+    params = {"name": "add", "arguments": {"a": 1, "b": 2}}
+
+    first = await wire.modern("tools/call", params)
+    second = await wire.modern("tools/call", params)
+
+    text = second["result"]["content"][0]["text"]
+    assert first["result"]["structuredContent"] == {"result": 3}
+    assert second["result"] == {**text_result(text, is_error=True), "resultType": "complete", **MODERN_SERVER_META}
+    assert LIMITED.fullmatch(text)["rate"] == "1/m"  # type: ignore[index]
+
+
+async def test_a_refused_call_is_audited_as_rate_limited(tools: None, user: Any) -> None:
+    await db_call(set_rate, "add", "1/m")
+    wire = await connected(user)
+
+    await add(wire)
+    refused = (await add(wire))["result"]
+    rows = await db_call(lambda: list(ToolCall.objects.order_by("pk").values("tool_name", "outcome", "message")))
+
+    assert rows == [
+        {"tool_name": "add", "outcome": "ok", "message": ""},
+        {"tool_name": "add", "outcome": "rate_limited", "message": refused["content"][0]["text"]},
+    ]
+
+
+# Who is counted ----------------------------------------------------------------------------------
+
+
+async def open_client(ws_connect: Any, raw_token: str) -> WSClient:
+    communicator, accepted, _ = await ws_connect(ws_headers(raw_token))
+    assert accepted
+    client = WSClient(communicator)
+    await client.initialize()
+    return client
+
+
+async def test_two_tokens_of_one_user_share_the_users_count(ws_connect: Any, tools: None, user: Any) -> None:
+    await db_call(set_rate, "add", "3/m")
+    first = await open_client(ws_connect, await db_call(lambda: AccessToken.objects.issue(user, name="one")[1]))
+    second = await open_client(ws_connect, await db_call(lambda: AccessToken.objects.issue(user, name="two")[1]))
+
+    answered = [(await add(client))["result"] for client in (first, second, first)]
+    refused_second = (await add(second))["result"]
+    refused_first = (await add(first))["result"]
+
+    assert answered == [added(1, 2)] * 3
+    assert (refusal(refused_second)[0], refusal(refused_first)[0]) == ("3/m", "3/m")
+
+
+async def test_a_tokens_calls_and_its_users_other_sessions_count_together(
+    tools: None, user: Any, ws_connect: Any, token: str
+) -> None:
+    await db_call(set_rate, "add", "2/m")
+    with_token = await open_client(ws_connect, token)
+    without_token = await connected(user)
+
+    await add(with_token)
+    await add(without_token)
+
+    assert await calls_until_refused(with_token) == 0
+    assert await calls_until_refused(without_token) == 0
+
+
+async def test_each_user_is_counted_apart(tools: None, user: Any, ws_connect: Any, django_user_model: Any) -> None:
+    await db_call(set_rate, "add", "2/m")
+    bob = await db_call(django_user_model.objects.create_user, "bob", password="pw")
+    alice_client = await open_client(ws_connect, await db_call(lambda: AccessToken.objects.issue(user)[1]))
+    bob_client = await open_client(ws_connect, await db_call(lambda: AccessToken.objects.issue(bob)[1]))
+
+    alice_allowed = await calls_until_refused(alice_client)
+    bob_allowed = await calls_until_refused(bob_client)
+
+    assert (alice_allowed, bob_allowed) == (2, 2)
+
+
+# Group overrides ---------------------------------------------------------------------------------
+
+
+async def test_a_group_override_for_the_tool_replaces_its_rate_for_members(
+    tools: None, user: Any, django_user_model: Any
+) -> None:
+    await db_call(set_rate, "add", "2/m")
+    await db_call(override, "power", "5/m", "add")
+    await db_call(join, user, "power")
+    bob = await db_call(django_user_model.objects.create_user, "bob", password="pw")
+
+    member = await calls_until_refused(await connected(user))
+    other = await calls_until_refused(await connected(bob))
+
+    assert (member, other) == (5, 2)
+
+
+async def test_a_group_override_for_every_tool_applies_to_tools_with_and_without_a_rate(
+    tools: None, user: Any, settings: Any
+) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "DEFAULT_RATE": "1/m"}
+    await db_call(set_rate, "add", "2/m")
+    await db_call(override, "power", "4/m")
+    await db_call(join, user, "power")
+    wire = await connected(user)
+
+    allowed_add = await calls_until_refused(wire)
+    allowed_multiply = 0
+    while not (await wire.call("multiply", {"x": 1}))["result"]["isError"]:
+        allowed_multiply += 1
+
+    assert (allowed_add, allowed_multiply) == (4, 4)
+
+
+async def test_an_override_for_the_tool_comes_before_an_override_for_every_tool(tools: None, user: Any) -> None:
+    await db_call(override, "everything", "10/m")
+    await db_call(override, "adders", "3/m", "add")
+    await db_call(join, user, "everything", "adders")
+
+    assert await calls_until_refused(await connected(user)) == 3
+
+
+@pytest.mark.parametrize(
+    ("tool", "rates", "allowed"),
+    [
+        ("add", ["3/m", "5/m"], 5),
+        (None, ["2/m", "4/m"], 4),
+        ("add", ["100/h", "6/m"], 6),  # 6/m is 360 an hour: generosity compares calls per second
+        (None, ["7/10s", "3/m"], 7),
+    ],
+    ids=["tool-overrides", "every-tool-overrides", "per-hour-vs-per-minute", "short-period"],
+)
+async def test_among_a_users_groups_the_most_generous_override_wins(
+    tools: None, user: Any, tool: str | None, rates: list[str], allowed: int
+) -> None:
+    await db_call(set_rate, "add", "1/m")
+    for index, rate in enumerate(rates):
+        await db_call(override, f"group-{index}", rate, tool)
+    await db_call(join, user, *(f"group-{index}" for index in range(len(rates))))
+
+    assert await calls_until_refused(await connected(user)) == allowed
+
+
+async def test_an_override_for_a_group_the_user_is_not_in_changes_nothing(tools: None, user: Any) -> None:
+    await db_call(set_rate, "add", "2/m")
+    await db_call(override, "others", "50/m", "add")
+
+    assert await calls_until_refused(await connected(user)) == 2
+
+
+@pytest.mark.parametrize(
+    ("rate", "per_second"), [("30/m", 0.5), ("1/s", 1.0), ("3600/h", 1.0), ("10/5s", 2.0), ("24/d", 24 / 86400)]
+)
+def test_calls_per_second_reads_django_ratelimit_rates(rate: str, per_second: float) -> None:
+    assert calls_per_second(rate) == pytest.approx(per_second)
+
+
+# The deploy check --------------------------------------------------------------------------------
+
+
+def rate_limit_cache_warnings() -> list[checks.CheckMessage]:
+    found = checks.run_checks(tags=[checks.Tags.caches], include_deployment_checks=True)
+    return [message for message in found if message.id == "mcp_tools.W003"]
+
+
+@pytest.mark.parametrize(
+    ("alias", "backend", "kind"),
+    [
+        ("default", LOCMEM, "LocMemCache"),
+        ("default", "django.core.cache.backends.dummy.DummyCache", "DummyCache"),
+        ("limits", LOCMEM, "LocMemCache"),
+    ],
+)
+def test_a_process_local_rate_limit_cache_is_a_deploy_warning(
+    settings: Any, alias: str, backend: str, kind: str
+) -> None:
+    settings.CACHES = {"default": {"BACKEND": LOCMEM}, alias: {"BACKEND": backend}}
+    settings.RATELIMIT_USE_CACHE = alias
+
+    assert rate_limit_cache_warnings() == [
+        checks.Warning(
+            f"Rate limits count in the {alias!r} cache, which is {kind}: "
+            "each worker process counts on its own, so limits do not hold across processes.",
+            hint="Use a shared cache (Redis or Memcached) for the cache RATELIMIT_USE_CACHE names.",
+            id="mcp_tools.W003",
+        )
+    ]
+
+
+def test_a_shared_rate_limit_cache_passes_the_deploy_check(settings: Any) -> None:
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:6379"}
+    }
+
+    assert rate_limit_cache_warnings() == []
