@@ -64,6 +64,8 @@ def _database(url: str | None) -> dict[str, object]:
         "PASSWORD": parts.password or "",
         "HOST": parts.hostname or "127.0.0.1",
         "PORT": parts.port or 5432,
+        # One test database per run, so that runs sharing the server never collide.
+        "TEST": {"NAME": f"test_mcp_tools_{os.getpid()}"},
     }
 
 
