@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 from channels.db import database_sync_to_async
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import IntegrityError, connections, router, transaction
 from django.utils import timezone
 
 from mcp_tools.conf import mcp_settings
@@ -83,19 +83,51 @@ class AuditLog:
         if rows:
             try:
                 await database_sync_to_async(_insert)(rows)
-            except DatabaseError:
+            except Exception:
+                # Recording must never turn a call that worked into one that failed.
                 logger.exception("Could not write %d audit rows", len(rows))
 
 
-def _insert(rows: list[dict[str, Any]]) -> None:
-    from mcp_tools.models import ToolCall
+COLUMNS = (
+    "created_at",
+    "user_id",
+    "username",
+    "token_id",
+    "transport",
+    "session_id",
+    "tool_name",
+    "arguments",
+    "outcome",
+    "message",
+    "duration_ms",
+    "result_bytes",
+)
 
+
+def _insert(rows: list[dict[str, Any]]) -> None:
     try:
-        with transaction.atomic():
-            ToolCall.objects.bulk_create([ToolCall(**row) for row in rows])
+        _execute_many(rows)
     except IntegrityError:
         # A user or token deleted since its call (a revoked token's open session): keep the rows.
-        ToolCall.objects.bulk_create([ToolCall(**row) for row in _without_dangling_links(rows)])
+        _execute_many(_without_dangling_links(rows))
+
+
+def _execute_many(rows: list[dict[str, Any]]) -> None:
+    """One executemany per batch: building a model instance per row cost a third of a fast call."""
+    from mcp_tools.models import ToolCall
+
+    alias = router.db_for_write(ToolCall)
+    connection = connections[alias]
+    by_attname = {f.attname: f for f in ToolCall._meta.concrete_fields}
+    fields = [by_attname[name] for name in COLUMNS]
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(str(f.column)) for f in fields)
+    sql = f"INSERT INTO {quote(ToolCall._meta.db_table)} ({columns}) VALUES ({', '.join(['%s'] * len(fields))})"
+    values = [
+        [f.get_db_prep_save(row.get(name), connection) for name, f in zip(COLUMNS, fields, strict=True)] for row in rows
+    ]
+    with transaction.atomic(using=alias), connection.cursor() as cursor:
+        cursor.executemany(sql, values)
 
 
 def _without_dangling_links(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -34,15 +35,38 @@ def bearer_token(scope: dict[str, Any]) -> str | None:
     return credentials.strip()
 
 
+_recent: dict[str, tuple[float, Any, Any]] = {}
+RECENT_LIMIT = 10_000
+
+
 def user_for_token(raw: str) -> tuple[Any, Any]:
-    """The (user, token) a bearer token belongs to; AuthenticationFailed when invalid or expired."""
+    """The (user, token) a bearer token belongs to; AuthenticationFailed when invalid or expired.
+
+    A token seen in the last TOKEN_CACHE_SECONDS is answered from memory, with the user object whose
+    groups and permissions were already loaded: stateless HTTP presents the token on every request.
+    """
     from mcp_tools.models import AccessToken, hash_token
 
-    token = AccessToken.objects.select_related("user").filter(digest=hash_token(raw)).first()
+    digest = hash_token(raw)
+    remembered = _recent.get(digest)
+    if remembered is not None and remembered[0] > time.monotonic() and not remembered[2].is_expired:
+        return remembered[1], remembered[2]
+    token = AccessToken.objects.select_related("user").filter(digest=digest).first()
     if token is None or token.is_expired or not token.user.is_active:
+        _recent.pop(digest, None)
         raise AuthenticationFailed("The access token is invalid or expired.")
     _touch(token)
+    ttl = float(mcp_settings.TOKEN_CACHE_SECONDS)
+    if ttl > 0:
+        if len(_recent) >= RECENT_LIMIT:
+            _recent.clear()
+        _recent[digest] = (time.monotonic() + ttl, token.user, token)
     return token.user, token
+
+
+def forget_tokens() -> None:
+    """Drop remembered tokens (a token was revoked or its user changed)."""
+    _recent.clear()
 
 
 def _touch(token: Any) -> None:

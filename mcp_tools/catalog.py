@@ -71,6 +71,12 @@ class Entry:
         return compile_check(self.spec.input_schema)
 
     @cached_property
+    def fast_output_check(self) -> Any:
+        from mcp_tools.schema_check import compile_check
+
+        return compile_check(self.spec.output_schema) if self.spec.output_schema is not None else None
+
+    @cached_property
     def input_validator(self) -> Any:
         return _validator(self.spec.input_schema)
 
@@ -90,6 +96,7 @@ class Snapshot:
     _visible: dict[tuple[Any, ...], tuple[Entry, ...]] = field(default_factory=dict, repr=False)
     _pages: dict[tuple[Any, ...], RawJSON] = field(default_factory=dict, repr=False)
     _fingerprints: dict[int, frozenset[tuple[str, str]]] = field(default_factory=dict, repr=False)
+    _names: dict[int, frozenset[str]] = field(default_factory=dict, repr=False)
 
     def visible_to(self, user: Any) -> tuple[Entry, ...]:
         """The entries ``user`` may list and call, computed once per distinct caller."""
@@ -100,6 +107,14 @@ class Snapshot:
         if found is None:
             found = tuple(e for e in self.entries if permissions.may_use(user, e))
             self._visible[key] = found
+        return found
+
+    def visible_names(self, user: Any) -> frozenset[str]:
+        """The names of the entries ``user`` may call, memoized like :meth:`visible_to`."""
+        visible = self.visible_to(user)
+        found = self._names.get(id(visible))
+        if found is None:
+            found = self._names[id(visible)] = frozenset(e.name for e in visible)
         return found
 
     def fingerprint(self, user: Any) -> frozenset[tuple[str, str]]:

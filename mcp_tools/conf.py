@@ -34,6 +34,7 @@ DEFAULTS: dict[str, Any] = {
     "STAFF_SEE_ALL": False,
     "ALLOWED_ORIGINS": [],
     "TOKEN_LAST_USED_INTERVAL": 60,
+    "TOKEN_CACHE_SECONDS": 5,
     # Streamable HTTP
     "SSE_KEEPALIVE_SECONDS": 15,
     "SESSION_TTL_SECONDS": 86_400,

@@ -25,7 +25,8 @@ def compile_check(schema: Any) -> Check | None:
     """A checker for ``schema`` when it is a closed object of simply typed properties; else None."""
     if not isinstance(schema, dict) or schema.get("type") != "object" or set(schema) - _SCHEMA_KEYS:
         return None
-    if schema.get("additionalProperties") is not False:
+    closed = schema.get("additionalProperties", True) is False
+    if not closed and schema.get("additionalProperties", True) is not True:
         return None
     properties = schema.get("properties", {})
     checks: dict[str, Callable[[Any], bool]] = {}
@@ -44,7 +45,10 @@ def compile_check(schema: Any) -> Check | None:
             return False
         for key, value in arguments.items():
             test = checks.get(key)
-            if test is None or not test(value):
+            if test is None:
+                if closed:
+                    return False
+            elif not test(value):
                 return False
         return True
 

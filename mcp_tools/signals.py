@@ -10,7 +10,8 @@ from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.dispatch import receiver
 
 from mcp_tools import polling
-from mcp_tools.models import GroupGrant, ModelQuery, RateLimitOverride, Tool, UserGrant
+from mcp_tools.authentication import forget_tokens
+from mcp_tools.models import AccessToken, GroupGrant, ModelQuery, RateLimitOverride, Tool, UserGrant
 from mcp_tools.notifications import schedule_access_changed, schedule_tools_changed
 
 User = get_user_model()
@@ -32,8 +33,16 @@ def tool_changed(sender: type[Any], using: str, **kwargs: Any) -> None:
 
 
 def access_changed(users: Any, using: str) -> None:
+    forget_tokens()
     polling.bump(using)
     schedule_access_changed(users, using)
+
+
+@receiver(post_delete, sender=AccessToken, dispatch_uid="mcp_tools.token_deleted")
+@receiver(post_save, sender=AccessToken, dispatch_uid="mcp_tools.token_saved")
+def token_changed(**kwargs: Any) -> None:
+    # This process stops accepting a revoked token at once; other processes within TOKEN_CACHE_SECONDS.
+    forget_tokens()
 
 
 @receiver(m2m_changed, sender=User.groups.through, dispatch_uid="mcp_tools.membership_changed")

@@ -131,3 +131,25 @@ def ws_session(ws_connect: Connect, token: str, tools: None) -> Callable[..., Aw
         return client
 
     return open_session
+
+
+def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+    """Drop this run's PostgreSQL test database even if a worker thread still holds a connection to it."""
+    import os
+    from urllib.parse import urlsplit
+
+    url = os.environ.get("MCP_TEST_DATABASE_URL")
+    if not url:
+        return
+    import psycopg
+
+    parts = urlsplit(url)
+    with psycopg.connect(
+        host=parts.hostname or "127.0.0.1",
+        port=parts.port or 5432,
+        user=parts.username or "postgres",
+        password=parts.password or "",
+        dbname=parts.path.lstrip("/") or "postgres",
+        autocommit=True,
+    ) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "test_mcp_tools_{os.getpid()}" WITH (FORCE)')

@@ -99,7 +99,7 @@ if os.environ.get("MCP_TEST_CHANNEL_LAYER") == "redis":
     }
 
 # Audit rows are written before each answer, so tests can read them at once.
-MCP_TOOLS: dict[str, object] = {"PAGE_SIZE": 5, "AUDIT_FLUSH_SECONDS": 0}
+MCP_TOOLS: dict[str, object] = {"PAGE_SIZE": 5, "AUDIT_FLUSH_SECONDS": 0, "TOKEN_CACHE_SECONDS": 0}
 if os.environ.get("MCP_TEST_GROUP_NAME"):
     MCP_TOOLS["GROUP_NAME"] = os.environ["MCP_TEST_GROUP_NAME"]
 if os.environ.get("MCP_TEST_STDIO_POLL_SECONDS"):

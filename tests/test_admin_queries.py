@@ -247,7 +247,8 @@ def test_changing_the_configuration_regenerates_the_schemas(admin_client):
 
     assert response.status_code == 302
     tool.refresh_from_db()
-    assert list(tool.input_schema["properties"]) == ["name__icontains", "id__in", "order_by", "limit", "cursor"]
+    # PostgreSQL's jsonb keeps keys in its own order, so the stored schema is compared as a set of names.
+    assert set(tool.input_schema["properties"]) == {"name__icontains", "id__in", "order_by", "limit", "cursor"}
 
 
 @pytest.mark.parametrize(
@@ -350,7 +351,7 @@ def test_the_change_form_shows_the_generated_schemas_read_only(admin_client):
     input_shown, output_shown, _preview = PRE.findall(response.content.decode())
     assert json.loads(html.unescape(input_shown)) == GROUPS_INPUT
     assert json.loads(html.unescape(output_shown)) == tool.output_schema
-    assert html.unescape(input_shown) == json.dumps(GROUPS_INPUT, indent=2)
+    assert html.unescape(input_shown) == json.dumps(tool.input_schema, indent=2)
 
 
 def test_saving_the_tool_form_keeps_the_generated_schemas(admin_client):

@@ -435,3 +435,22 @@ def test_origin_allowed_admits_every_origin_with_a_wildcard(settings):
 )
 def test_scope_problem_names_what_to_refuse(headers, problem):
     assert scope_problem(scope(*headers)) == problem
+
+
+@pytest.mark.django_db
+def test_a_recently_seen_token_is_answered_from_memory_until_it_is_revoked(settings: Any, token: str) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from mcp_tools.authentication import forget_tokens
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "TOKEN_CACHE_SECONDS": 60}
+    forget_tokens()
+    first_user, first_token = user_for_token(token)
+    with CaptureQueriesContext(connection) as queries:
+        again_user, again_token = user_for_token(token)
+    assert (again_user, again_token) == (first_user, first_token)
+    assert len(queries) == 0
+    first_token.delete()
+    with pytest.raises(AuthenticationFailed):
+        user_for_token(token)
