@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from mcp_tools import permissions
 from mcp_tools.catalog import catalog
-from mcp_tools.notifications import ACCESS_EVENT, EVENT_TYPE, channel_layer, group_name
+from mcp_tools.notifications import ACCESS_EVENT, EVENT_TYPE, TOKEN_EVENT, channel_layer, group_name
 
 logger = logging.getLogger("mcp_tools")
 
@@ -121,6 +121,11 @@ class Hub:
         kind = event.get("type")
         if kind == EVENT_TYPE:
             catalog.invalidate(str(event.get("stamp", "")))
+        elif kind == TOKEN_EVENT:
+            for listener in list(self.listeners):
+                if getattr(getattr(listener, "token", None), "pk", None) == event.get("token"):
+                    listener.revoked = True  # type: ignore[attr-defined]
+            return
         elif kind == ACCESS_EVENT:
             users = event.get("users")
             await permissions.reload([u for u in self.users() if users is None or getattr(u, "pk", None) in users])

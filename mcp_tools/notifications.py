@@ -16,6 +16,7 @@ from mcp_tools.conf import mcp_settings
 
 EVENT_TYPE = "mcp.tools_changed"
 ACCESS_EVENT = "mcp.access_changed"
+TOKEN_EVENT = "mcp.token_revoked"
 _background: set[asyncio.Task[Any]] = set()
 
 
@@ -83,3 +84,8 @@ def send(event: dict[str, Any]) -> None:
         task = loop.create_task(layer.group_send(group_name(), event))
         _background.add(task)
         task.add_done_callback(_background.discard)
+
+
+def schedule_token_revoked(token_id: Any, using: str | None = None) -> None:
+    """Tell every process, after commit, that sessions opened with this token must stop."""
+    transaction.on_commit(lambda: send({"type": TOKEN_EVENT, "token": token_id}), using=using)

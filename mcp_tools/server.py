@@ -237,7 +237,7 @@ class Server:
         revision = scope.revision
         snapshot = await catalog.get()
         await permissions.prepare(session.user)
-        visible = snapshot.visible_to(session.user)
+        visible = () if session.revoked else snapshot.visible_to(session.user)
         offset = decode_cursor(request.params.get("cursor"), len(visible))
         # The draft's tools/list takes no cursor, so draft clients get every tool at once.
         size = len(visible) or 1 if revision <= v.DRAFT else max(1, int(mcp_settings.PAGE_SIZE))

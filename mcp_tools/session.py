@@ -73,6 +73,7 @@ class Session(ListWatcher):
         self.client_capabilities: dict[str, Any] = {}
         self.client_info: dict[str, Any] = {}
         self.ready = False
+        self.revoked = False  # its access token was revoked: it may list and call nothing more
         self.in_flight: dict[RequestId, InFlight] = {}
         self.batched_calls = 0  # tools/call members of a batch now running (in_flight holds spawned requests only)
         self.listens: dict[RequestId, Listen] = {}

@@ -12,7 +12,7 @@ from django.dispatch import receiver
 from mcp_tools import polling
 from mcp_tools.authentication import forget_tokens
 from mcp_tools.models import AccessToken, GroupGrant, ModelQuery, RateLimitOverride, Tool, UserGrant
-from mcp_tools.notifications import schedule_access_changed, schedule_tools_changed
+from mcp_tools.notifications import schedule_access_changed, schedule_token_revoked, schedule_tools_changed
 
 User = get_user_model()
 MEMBERSHIP_ACTIONS = frozenset({"post_add", "post_remove", "post_clear"})
@@ -38,11 +38,17 @@ def access_changed(users: Any, using: str) -> None:
     schedule_access_changed(users, using)
 
 
-@receiver(post_delete, sender=AccessToken, dispatch_uid="mcp_tools.token_deleted")
 @receiver(post_save, sender=AccessToken, dispatch_uid="mcp_tools.token_saved")
-def token_changed(**kwargs: Any) -> None:
-    # This process stops accepting a revoked token at once; other processes within TOKEN_CACHE_SECONDS.
+def token_saved(**kwargs: Any) -> None:
     forget_tokens()
+
+
+@receiver(post_delete, sender=AccessToken, dispatch_uid="mcp_tools.token_deleted")
+def token_deleted(instance: Any, using: str, **kwargs: Any) -> None:
+    # New requests stop at once here and within TOKEN_CACHE_SECONDS elsewhere; sessions already open with
+    # the token are told through the group, in every process.
+    forget_tokens()
+    schedule_token_revoked(instance.pk, using)
 
 
 @receiver(m2m_changed, sender=User.groups.through, dispatch_uid="mcp_tools.membership_changed")

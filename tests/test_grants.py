@@ -532,3 +532,34 @@ async def test_saving_a_tool_without_changing_its_definition_tells_nobody(sessio
 
     assert sorted(await heard_once(alice)) == sorted([DENIED, *GRANTED_TO_ALICE])
     assert await pong(root) == PONG
+
+
+# Revoked tokens -----------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_session_opened_with_a_revoked_token_can_list_and_call_nothing_more(
+    tools: None, user: Any, token: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_tools import notifications
+    from mcp_tools.hub import hub
+
+    sent: list[dict[str, Any]] = []
+    monkeypatch.setattr(notifications, "send", sent.append)
+    wire = await connected(user)
+    wire.session.token = await db_call(lambda: AccessToken.objects.get(user=user))
+    assert (await wire.request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}))["result"]["content"]
+
+    await db_call(lambda: AccessToken.objects.filter(user=user).delete())
+    [event] = [e for e in sent if e["type"] == notifications.TOKEN_EVENT]
+    assert event == {"type": notifications.TOKEN_EVENT, "token": wire.session.token.pk}
+    await hub().add(wire.session)
+    try:
+        await hub().deliver(event)
+    finally:
+        hub().remove(wire.session)
+
+    assert (await wire.request("tools/list"))["result"]["tools"] == []
+    reply = await wire.request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+    assert reply["error"]["code"] == INVALID_PARAMS
+    assert reply["error"]["message"] == "Unknown tool: add"
