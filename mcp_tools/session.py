@@ -103,9 +103,12 @@ class Session(ListWatcher):
         running.task.cancel(reason or None)
         return True
 
-    def close(self) -> None:
+    def close(self) -> list[asyncio.Task[Any]]:
+        """Cancel everything in flight; returns the tasks, which still finish (and audit) after this."""
+        tasks = [running.task for running in self.in_flight.values()]
         for request_id in list(self.in_flight):
             self.cancel(request_id, "connection closed")
         for listen in self.listens.values():
             listen.ended.set()
         self.listens.clear()
+        return tasks

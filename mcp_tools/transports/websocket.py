@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from channels.consumer import get_handler_name
@@ -87,8 +88,9 @@ class MCPWebsocketConsumer(AsyncWebsocketConsumer):
         await server.receive(self.session, text_data)
 
     async def disconnect(self, code: int) -> None:
-        if self.session is not None:
-            self.session.close()
-            hub().remove(self.session)
         if self.outbox is not None:
             self.outbox.close()
+        if self.session is not None:
+            hub().remove(self.session)
+            # Cancelled calls still record themselves; the consumer ends once they have.
+            await asyncio.gather(*self.session.close(), return_exceptions=True)
