@@ -207,24 +207,18 @@ def validate_arguments(entry: Entry, arguments: dict[str, Any]) -> None:
         if unknown:
             allowed = ", ".join(sorted(entry.argument_names)) or "none"
             raise InvalidArguments(f"Unknown argument {', '.join(map(repr, unknown))}. Allowed: {allowed}.")
-    fast = entry.fast_input_check
-    if fast is not None and fast(arguments):
-        return
-    error = next(iter(entry.input_validator.iter_errors(arguments)), None)
+    error = entry.input_check.first_error(arguments)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path)
         raise InvalidArguments(f"{where}: {error.message}" if where else error.message)
 
 
 def check_output(entry: Entry, result: shapes.CallResult) -> shapes.CallResult:
-    validator = entry.output_validator
+    check = entry.output_check
     # A model query's rows come from the same allow-list its output schema was generated from.
-    if validator is None or result.is_error or entry.kind == "model_query":
+    if check is None or result.is_error or entry.kind == "model_query":
         return result
-    fast = entry.fast_output_check
-    if fast is not None and isinstance(result.structured, dict) and fast(result.structured):
-        return result
-    error = next(iter(validator.iter_errors(result.structured if result.has_structured else None)), None)
+    error = check.first_error(result.structured if result.has_structured else None)
     if error is None:
         return result
     logger.error("Tool %s returned output that does not match its output schema: %s", entry.name, error.message)

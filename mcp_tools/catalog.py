@@ -21,9 +21,21 @@ from mcp_tools.protocol.versions import Revision
 logger = logging.getLogger("mcp_tools")
 
 
-def _validator(schema: dict[str, Any]) -> Any:
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    return cls(schema)
+class SchemaCheck:
+    """Checks values against one JSON Schema: a fast accept for flat schemas, else jsonschema's first error."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        from mcp_tools.schema_check import compile_check
+
+        self.fast = compile_check(schema)
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        self.validator = cls(schema)
+
+    def first_error(self, value: Any) -> Any:
+        """None when ``value`` fits; otherwise the first jsonschema ValidationError."""
+        if self.fast is not None and isinstance(value, dict) and self.fast(value):
+            return None
+        return next(iter(self.validator.iter_errors(value)), None)
 
 
 @dataclass(frozen=True)
@@ -65,24 +77,12 @@ class Entry:
             return encoded
 
     @cached_property
-    def fast_input_check(self) -> Any:
-        from mcp_tools.schema_check import compile_check
-
-        return compile_check(self.spec.input_schema)
+    def input_check(self) -> SchemaCheck:
+        return SchemaCheck(self.spec.input_schema)
 
     @cached_property
-    def fast_output_check(self) -> Any:
-        from mcp_tools.schema_check import compile_check
-
-        return compile_check(self.spec.output_schema) if self.spec.output_schema is not None else None
-
-    @cached_property
-    def input_validator(self) -> Any:
-        return _validator(self.spec.input_schema)
-
-    @cached_property
-    def output_validator(self) -> Any:
-        return _validator(self.spec.output_schema) if self.spec.output_schema is not None else None
+    def output_check(self) -> SchemaCheck | None:
+        return SchemaCheck(self.spec.output_schema) if self.spec.output_schema is not None else None
 
 
 @dataclass
