@@ -109,7 +109,7 @@ class Call:
             raise InvalidParams('"name" must be a string')
         entry = snapshot.by_name.get(self.name)
         await permissions.prepare(self.session.user)
-        if entry is None or self.session.revoked or entry.name not in snapshot.visible_names(self.session.user):
+        if entry is None or entry.name not in snapshot.visible_names(self.session.user):
             raise UnknownTool(self.name)
         return entry
 

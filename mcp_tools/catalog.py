@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import re
 import threading
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -93,6 +94,8 @@ class Snapshot:
     by_name: dict[str, Entry]
     generation: int
     rate_overrides: dict[tuple[int, int | None], str] = field(default_factory=dict)
+    every_name: frozenset[str] = frozenset()  # enabled or not: a disabled tool's name is no one's to learn
+    _named_in: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
     _visible: dict[tuple[Any, ...], tuple[Entry, ...]] = field(default_factory=dict, repr=False)
     _pages: dict[tuple[Any, ...], RawJSON] = field(default_factory=dict, repr=False)
     _fingerprints: dict[int, frozenset[tuple[str, str]]] = field(default_factory=dict, repr=False)
@@ -130,6 +133,14 @@ class Snapshot:
             self._fingerprints[id(visible)] = found
         return found
 
+    def names_in(self, text: str) -> frozenset[str]:
+        """The tool names ``text`` mentions as whole words (a sentence's full stop does not hide one)."""
+        found = self._named_in.get(text)
+        if found is None:
+            found = frozenset(name for name in self.every_name if _mentions(text, name))
+            self._named_in[text] = found
+        return found
+
     def page(self, visible: tuple[Entry, ...], revision: Revision, offset: int, size: int) -> RawJSON:
         """The JSON array of definitions ``visible[offset:offset+size]``, cached per distinct view."""
         key = (id(visible), revision.position, offset, size)
@@ -141,6 +152,10 @@ class Snapshot:
         if any(v is visible for v in self._visible.values()) or visible is self.entries:
             self._pages[key] = body
         return body
+
+
+def _mentions(text: str, name: str) -> bool:
+    return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-]|\.\w)", text) is not None
 
 
 def entry_from_row(row: Any, grants: Grants | None = None) -> Entry:
@@ -251,7 +266,8 @@ class Catalog:
             for row in Tool.objects.filter(enabled=True).select_related("query").order_by("name")
         )
         overrides = {(o.group_id, o.tool_id): o.rate for o in RateLimitOverride.objects.all()}
-        snapshot = Snapshot(entries, {e.name: e for e in entries}, generation, overrides)
+        names = frozenset(Tool.objects.values_list("name", flat=True))
+        snapshot = Snapshot(entries, {e.name: e for e in entries}, generation, overrides, names)
         with self._lock:
             if self._generation == generation:
                 self._snapshot = snapshot

@@ -35,11 +35,15 @@ DEFAULTS: dict[str, Any] = {
     "ALLOWED_ORIGINS": [],
     "TOKEN_LAST_USED_INTERVAL": 60,
     "TOKEN_CACHE_SECONDS": 5,
+    # Freshness: how soon a change made in any process (tools, grants, groups, users, tokens) binds here
+    "FRESHNESS_SECONDS": 5.0,
+    "POLL_SECONDS": None,  # None: FRESHNESS_SECONDS / 4 (the change-counter poll without a shared layer)
+    "SAFETY_POLL_SECONDS": 30.0,  # the poll beside a cross-process channel layer, for lost messages
     # Streamable HTTP
     "SSE_KEEPALIVE_SECONDS": 15,
     "SESSION_TTL_SECONDS": 86_400,
-    # stdio
-    "STDIO_POLL_SECONDS": 2.0,
+    # Replaced by POLL_SECONDS, which it still sets when given.
+    "STDIO_POLL_SECONDS": None,
     # Model-query tools
     "EXCLUDED_MODELS": [],
     "SECRET_FIELDS": ["password", "secret", "secret_key", "token", "api_key", "digest"],

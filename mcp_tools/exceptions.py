@@ -9,6 +9,7 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+UNAUTHENTICATED = -32001  # in the range JSON-RPC leaves to servers, outside the spec's reserved one
 HEADER_MISMATCH = -32020
 MISSING_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
@@ -68,6 +69,14 @@ class UnknownTool(InvalidParams):
 
     def __init__(self, name: object) -> None:
         super().__init__(f"Unknown tool: {name}", {"reason": f"Unknown tool: {name}"})
+
+
+class Unauthenticated(ProtocolError):
+    """The connection's credentials stopped working: a revoked or expired token, an inactive user."""
+
+    code = UNAUTHENTICATED
+    default_message = "Authentication required"
+    http_status = 401
 
 
 class HeaderMismatch(ProtocolError):

@@ -71,13 +71,15 @@ class SessionStore:
         return record if record.user_id == _user_id(user) else None
 
     async def end(self, session_id: str) -> None:
+        """End a session everywhere: its row, its cached copies, its calls in flight and its GET streams."""
         await database_sync_to_async(_mark_ended)(session_id)
-        self.evict(session_id)
         for inflight in self._in_flight.pop(session_id, {}).values():
             inflight.task.cancel()
+        event = {"type": SESSION_ENDED, "id": session_id}
+        await hub().deliver(event)  # this process at once, whatever the channel layer
         layer = channel_layer()
         if layer is not None:
-            await layer.group_send(group_name(), {"type": SESSION_ENDED, "id": session_id})
+            await layer.group_send(group_name(), event)
 
     def evict(self, session_id: str) -> None:
         self._cache.pop(session_id, None)

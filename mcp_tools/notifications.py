@@ -16,7 +16,7 @@ from mcp_tools.conf import mcp_settings
 
 EVENT_TYPE = "mcp.tools_changed"
 ACCESS_EVENT = "mcp.access_changed"
-TOKEN_EVENT = "mcp.token_revoked"
+TOKEN_EVENT = "mcp.token_changed"
 _background: set[asyncio.Task[Any]] = set()
 
 
@@ -86,6 +86,6 @@ def send(event: dict[str, Any]) -> None:
         task.add_done_callback(_background.discard)
 
 
-def schedule_token_revoked(token_id: Any, using: str | None = None) -> None:
-    """Tell every process, after commit, that sessions opened with this token must stop."""
+def schedule_token_changed(token_id: Any, using: str | None = None) -> None:
+    """Tell every process, after commit, to re-check the sessions opened with this token."""
     transaction.on_commit(lambda: send({"type": TOKEN_EVENT, "token": token_id}), using=using)

@@ -1,80 +1,57 @@
-"""Notices tool changes made by other processes when no shared channel layer carries them.
+"""The change counters: one row per kind of change, bumped in the changing transaction, read by every process.
 
-Every committed change to tools bumps one counter row; a process without a cross-process channel
-layer (``mcp_stdio`` beside a web process on the in-memory layer) reads it every few seconds.
+A process that hears no cross-process channel layer (the in-memory layer, ``mcp_stdio`` beside a web
+process, a change made from ``manage.py shell``) learns of changes by reading these rows every
+``poll_seconds()``; beside Redis the same read is a slower safety net for lost messages.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
-from typing import Any
-
-from channels.db import database_sync_to_async
-from django.db import DatabaseError
 from django.db.models import F
 
-from mcp_tools import permissions
-from mcp_tools.catalog import catalog
+from mcp_tools.conf import mcp_settings
 
-logger = logging.getLogger("mcp_tools")
+TOOLS = "tools"  # tools, their grants, model queries and rate overrides
+ACCESS = "access"  # users, groups, memberships and permissions
+TOKENS = "tokens"  # access tokens issued, edited or revoked
+KINDS = (TOOLS, ACCESS, TOKENS)
 
-
-async def hub_baseline(listener: Any) -> None:
-    from mcp_tools.hub import baseline
-
-    await baseline(listener)
+Counters = dict[str, int]
 
 
-COUNTER = "tools"
-
-
-def bump(using: str | None = None) -> None:
-    """Count one change to tools inside the current transaction (so a rollback undoes it)."""
+def bump(kind: str = TOOLS, using: str | None = None) -> None:
+    """Count one change inside the current transaction (so a rollback undoes it)."""
     from mcp_tools.models import ChangeCounter
 
     manager = ChangeCounter.objects.db_manager(using)
-    if not manager.filter(pk=COUNTER).update(value=F("value") + 1):
-        manager.get_or_create(pk=COUNTER, defaults={"value": 1})
+    if not manager.filter(pk=kind).update(value=F("value") + 1):
+        manager.get_or_create(pk=kind, defaults={"value": 1})
 
 
-def read() -> int:
+def read() -> Counters:
+    """Every counter's committed value (0 for a kind never changed)."""
     from mcp_tools.models import ChangeCounter
 
-    return ChangeCounter.objects.filter(pk=COUNTER).values_list("value", flat=True).first() or 0
+    found = dict(ChangeCounter.objects.filter(pk__in=KINDS).values_list("name", "value"))
+    return {kind: int(found.get(kind, 0)) for kind in KINDS}
 
 
-class Poller:
-    """Tells ``listener`` about changes seen in the counter, every ``interval`` seconds."""
+def freshness_seconds() -> float:
+    """The stated bound: a change made in any process binds every session here within this many seconds."""
+    return max(0.05, float(mcp_settings.FRESHNESS_SECONDS))
 
-    def __init__(self, listener: Any, interval: float) -> None:
-        self.listener, self.interval = listener, interval
-        self._task: asyncio.Task[None] | None = None
 
-    async def start(self) -> None:
-        seen = await database_sync_to_async(read)()
-        await hub_baseline(self.listener)
-        self._task = asyncio.ensure_future(self._run(seen))
+def poll_seconds() -> float:
+    """How often a process that hears no cross-process layer reads the counters."""
+    configured = mcp_settings.POLL_SECONDS
+    if configured is None:
+        configured = mcp_settings.STDIO_POLL_SECONDS
+    if configured is None:
+        # A quarter of the bound leaves the rest for acting on what the read found.
+        return freshness_seconds() / 4
+    return max(0.01, float(configured))
 
-    async def _run(self, seen: int) -> None:
-        while True:
-            await asyncio.sleep(self.interval)
-            try:
-                current = await database_sync_to_async(read)()
-            except DatabaseError:
-                logger.warning("Could not read the tool change counter", exc_info=True)
-                continue
-            if current != seen:
-                seen = current
-                catalog.invalidate()
-                user = getattr(self.listener, "user", None)
-                if user is not None:
-                    await permissions.reload([user])
-                self.listener.tools_changed(await catalog.get())
 
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+def safety_poll_seconds() -> float:
+    """How often a process that hears the Redis layer still reads the counters, for lost messages."""
+    return max(poll_seconds(), float(mcp_settings.SAFETY_POLL_SECONDS))

@@ -17,6 +17,7 @@ from mcp_tools.exceptions import (
     InvalidRequest,
     MethodNotFound,
     ProtocolError,
+    Unauthenticated,
 )
 from mcp_tools.protocol import jsonrpc, modern
 from mcp_tools.protocol import versions as v
@@ -60,6 +61,20 @@ def server_info() -> dict[str, Any]:
 
 def capabilities(session: Session) -> dict[str, Any]:
     return {"tools": {"listChanged": True} if session.can_notify else {}}
+
+
+async def instructions_for(session: Session) -> str:
+    """INSTRUCTIONS for this caller: withheld when they name a tool the caller may not list."""
+    text = str(mcp_settings.INSTRUCTIONS or "")
+    if not text:
+        return ""
+    snapshot = await catalog.get()
+    named = snapshot.names_in(text)
+    if named:
+        await permissions.prepare(session.user)
+        if not named <= snapshot.visible_names(session.user):
+            return ""
+    return text
 
 
 class Server:
@@ -146,6 +161,11 @@ class Server:
             return None
         if not isinstance(message, Request):
             return None
+        problem = session.credentials_problem()
+        if problem is not None:
+            # Expiry binds at the moment it passes, whichever comes first: this request or the hub's timer.
+            session.end(problem)
+            return jsonrpc.error(message.id, Unauthenticated(problem))
         try:
             scope = self.scope(session, message)
             result = await self.methods[message.method](session, message, scope)
@@ -206,8 +226,9 @@ class Server:
             "capabilities": capabilities(session),
             "serverInfo": self._legacy_server_info(negotiated),
         }
-        if mcp_settings.INSTRUCTIONS and negotiated >= v.V2024_11_05:
-            result["instructions"] = mcp_settings.INSTRUCTIONS
+        instructions = await instructions_for(session)
+        if instructions and negotiated >= v.V2024_11_05:
+            result["instructions"] = instructions
         return result
 
     @staticmethod
@@ -229,15 +250,16 @@ class Server:
             "ttlMs": mcp_settings.LIST_TTL_MS,
             "cacheScope": "private",
         }
-        if mcp_settings.INSTRUCTIONS:
-            result["instructions"] = mcp_settings.INSTRUCTIONS
+        instructions = await instructions_for(session)
+        if instructions:
+            result["instructions"] = instructions
         return result
 
     async def list_tools(self, session: Session, request: Request, scope: Scope) -> dict[str, Any]:
         revision = scope.revision
         snapshot = await catalog.get()
         await permissions.prepare(session.user)
-        visible = () if session.revoked else snapshot.visible_to(session.user)
+        visible = snapshot.visible_to(session.user)
         offset = decode_cursor(request.params.get("cursor"), len(visible))
         # The draft's tools/list takes no cursor, so draft clients get every tool at once.
         size = len(visible) or 1 if revision <= v.DRAFT else max(1, int(mcp_settings.PAGE_SIZE))

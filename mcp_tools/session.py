@@ -7,12 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_tools import permissions
 from mcp_tools.context import Context
 from mcp_tools.protocol.jsonrpc import RequestId, notification
 from mcp_tools.protocol.versions import SUBSCRIPTION_ID_META, Revision
 
 LIST_CHANGED = "notifications/tools/list_changed"
 Emit = Callable[[Any], None]
+OnEnd = Callable[[str], object]
 
 
 @dataclass
@@ -31,10 +33,16 @@ class Listen:
 
 
 class ListWatcher:
-    """Something told about tool changes that matter to one caller: it announces only real changes."""
+    """Something told about tool changes that matter to one caller: it announces only real changes.
+
+    The hub also ends it (:meth:`end`) once its caller's credentials stop working: a revoked or expired
+    token, a deactivated or deleted user.
+    """
 
     user: Any = None
+    token: Any = None
     fingerprint: frozenset[Any] | None = None
+    ended_because: str = ""  # why the hub ended it; empty while its credentials work
 
     def remember(self, snapshot: Any) -> None:
         self.fingerprint = snapshot.fingerprint(self.user)
@@ -48,6 +56,35 @@ class ListWatcher:
 
     def announce(self) -> None:
         raise NotImplementedError
+
+    def end(self, reason: str) -> None:
+        """Stop serving this caller: its credentials no longer work. Ending twice does nothing more."""
+        if not self.ended_because:
+            self.ended_because = reason
+            self.ended(reason)
+
+    def ended(self, reason: str) -> None:
+        """What the transport does once the caller is cut off (close the socket, end the stream)."""
+
+    def credentials_problem(self) -> str | None:
+        """Why this caller may do nothing more (checked on every request), or None while all is well."""
+        if self.ended_because:
+            return self.ended_because
+        return credentials_problem(self.user, self.token)
+
+
+def credentials_problem(user: Any, token: Any) -> str | None:
+    """Why ``user`` holding ``token`` may not be served at this moment, or None."""
+    if token is not None and token.is_expired:
+        return TOKEN_EXPIRED
+    if not permissions.may_connect(user):
+        return USER_INACTIVE
+    return None
+
+
+TOKEN_REVOKED = "The access token was revoked."
+TOKEN_EXPIRED = "The access token expired."
+USER_INACTIVE = "The user may no longer connect."
 
 
 class Session(ListWatcher):
@@ -73,7 +110,7 @@ class Session(ListWatcher):
         self.client_capabilities: dict[str, Any] = {}
         self.client_info: dict[str, Any] = {}
         self.ready = False
-        self.revoked = False  # its access token was revoked: it may list and call nothing more
+        self.on_end: OnEnd | None = None  # set by transports that can cut the connection off
         self.in_flight: dict[RequestId, InFlight] = {}
         self.batched_calls = 0  # tools/call members of a batch now running (in_flight holds spawned requests only)
         self.listens: dict[RequestId, Listen] = {}
@@ -102,6 +139,12 @@ class Session(ListWatcher):
             running.ctx.cancel()
         running.task.cancel(reason or None)
         return True
+
+    def ended(self, reason: str) -> None:
+        for listen in self.listens.values():
+            listen.ended.set()
+        if self.on_end is not None:
+            self.on_end(reason)
 
     def close(self) -> list[asyncio.Task[Any]]:
         """Cancel everything in flight; returns the tasks, which still finish (and audit) after this."""

@@ -12,7 +12,7 @@ from django.dispatch import receiver
 from mcp_tools import polling
 from mcp_tools.authentication import forget_tokens
 from mcp_tools.models import AccessToken, GroupGrant, ModelQuery, RateLimitOverride, Tool, UserGrant
-from mcp_tools.notifications import schedule_access_changed, schedule_token_revoked, schedule_tools_changed
+from mcp_tools.notifications import schedule_access_changed, schedule_token_changed, schedule_tools_changed
 
 User = get_user_model()
 MEMBERSHIP_ACTIONS = frozenset({"post_add", "post_remove", "post_clear"})
@@ -28,27 +28,27 @@ MEMBERSHIP_ACTIONS = frozenset({"post_add", "post_remove", "post_clear"})
 @receiver(post_save, sender=RateLimitOverride, dispatch_uid="mcp_tools.rate_override_saved")
 @receiver(post_delete, sender=RateLimitOverride, dispatch_uid="mcp_tools.rate_override_deleted")
 def tool_changed(sender: type[Any], using: str, **kwargs: Any) -> None:
-    polling.bump(using)
+    polling.bump(polling.TOOLS, using)
     schedule_tools_changed(using)
 
 
 def access_changed(users: Any, using: str) -> None:
     forget_tokens()
-    polling.bump(using)
+    polling.bump(polling.ACCESS, using)
     schedule_access_changed(users, using)
 
 
 @receiver(post_save, sender=AccessToken, dispatch_uid="mcp_tools.token_saved")
-def token_saved(**kwargs: Any) -> None:
-    forget_tokens()
-
-
 @receiver(post_delete, sender=AccessToken, dispatch_uid="mcp_tools.token_deleted")
-def token_deleted(instance: Any, using: str, **kwargs: Any) -> None:
-    # New requests stop at once here and within TOKEN_CACHE_SECONDS elsewhere; sessions already open with
-    # the token are told through the group, in every process.
+def token_changed(instance: Any, using: str, created: bool = False, **kwargs: Any) -> None:
+    # New requests stop at once here; every process re-checks its sessions opened with the token, at once
+    # through the group or within the freshness bound through the counter, and ends them if it no longer
+    # works (revoked, expired, or moved to another user).
     forget_tokens()
-    schedule_token_revoked(instance.pk, using)
+    if created:
+        return  # a new token has no sessions yet
+    polling.bump(polling.TOKENS, using)
+    schedule_token_changed(instance.pk, using)
 
 
 @receiver(m2m_changed, sender=User.groups.through, dispatch_uid="mcp_tools.membership_changed")

@@ -116,9 +116,8 @@ LOGIN_URL = "admin:login"
 MCP_TOOLS = {
     "SERVER_NAME": "django-mcp-tools demo",
     "INSTRUCTIONS": (
-        "Tools over a small demo shop: look up and list orders, find and get customers, rank top customers, "
-        "sum revenue by order status and audit order totals; update_order_status changes the status of orders "
-        "of customers you manage. Amounts are decimal strings."
+        "Tools over a small demo shop's orders, customers and products. Amounts are decimal strings; "
+        "dates are ISO 8601. Each tool's description says what it reads or changes."
     ),
 }
 

@@ -14,15 +14,16 @@ from django.contrib.auth.models import AnonymousUser, Group, Permission
 
 from mcp_tools import permissions
 from mcp_tools.catalog import Entry, Grants
-from mcp_tools.exceptions import INVALID_PARAMS
+from mcp_tools.exceptions import INVALID_PARAMS, UNAUTHENTICATED
 from mcp_tools.models import AccessToken, GroupGrant, ModelQuery, Tool, UserGrant
 from mcp_tools.permissions import BasePermission, HasToolGrant
 from mcp_tools.protocol import shapes
 from mcp_tools.registry import registry
+from mcp_tools.session import USER_INACTIVE
 from tests.conftest import Connect, WSClient, db_call, ws_headers
 from tests.live.asgi_http import HttpClient, Response, modern_headers, modern_request, request
 from tests.test_notifications import LIST_CHANGED, heard_once, listed, pong
-from tests.test_server import connected
+from tests.test_server import Wire
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -272,25 +273,14 @@ async def test_staff_see_only_their_grants_unless_staff_see_all_is_on(session, g
     assert await names(staff) == expected
 
 
-async def test_a_user_deactivated_while_connected_is_told_and_then_sees_and_calls_nothing(session, granted, people):
-    alice = await session("alice")
-
-    people.alice.is_active = False
-    await db_call(people.alice.save)
-
-    assert await heard_once(alice) == {}
-    reply = await alice.request("tools/call", {"name": "open", "arguments": {"a": 1, "b": 2}})
-    assert reply["error"] == unknown_tool(None, "open")["error"]
-
-
-async def test_an_inactive_superuser_sees_nothing_even_with_every_grant(granted, people):
+async def test_an_inactive_superuser_is_refused_every_request_even_with_every_grant(granted, people):
     root = people.root
     root.is_active = False
-    wire = await connected(root)
+    wire = Wire(root)
 
     reply = await wire.request("tools/list")
 
-    assert reply["result"]["tools"] == []
+    assert reply["error"] == {"code": UNAUTHENTICATED, "message": USER_INACTIVE}
 
 
 # Permission classes --------------------------------------------------------------------------------
@@ -494,17 +484,6 @@ async def test_a_change_for_every_user_leaves_anonymous_sessions_and_later_chang
     assert await names(anonymous) == ["open"]
 
 
-async def test_a_user_deleted_while_connected_is_told_and_then_sees_and_calls_nothing(session, granted, people):
-    alice, bob = await session("alice"), await session("bob")
-
-    await db_call(people.bob.delete)
-
-    assert await heard_once(bob) == {}
-    reply = await bob.request("tools/call", {"name": "open", "arguments": {"a": 1, "b": 2}})
-    assert reply["error"] == unknown_tool(None, "open")["error"]
-    assert await pong(alice) == PONG
-
-
 async def test_an_event_that_cannot_be_acted_on_is_logged_and_later_changes_are_still_told(
     session, granted, people, monkeypatch, caplog
 ):
@@ -534,32 +513,27 @@ async def test_saving_a_tool_without_changing_its_definition_tells_nobody(sessio
     assert await pong(root) == PONG
 
 
-# Revoked tokens -----------------------------------------------------------------------------------
+# Instructions -------------------------------------------------------------------------------------
 
 
-@pytest.mark.django_db(transaction=True)
-async def test_a_session_opened_with_a_revoked_token_can_list_and_call_nothing_more(
-    tools: None, user: Any, token: str, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("text", "told"),
+    [
+        ("Use mine, then open.", ["alice", "root"]),
+        ("Use open. Never hidden.", ["root"]),  # a full stop after a name hides nothing
+        ("Try off-season prices with off.", []),  # a disabled tool is no one's to learn of
+        ("Ask about sales figures.", ["alice", "root"]),  # a word that is a tool's name counts as naming it
+        ("Amounts are decimal strings.", ["alice", "bob", "carol", "root"]),
+    ],
+)
+async def test_instructions_naming_a_tool_are_withheld_from_callers_who_may_not_list_it(
+    settings: Any, granted: None, people: People, text: str, told: list[str]
 ) -> None:
-    from mcp_tools import notifications
-    from mcp_tools.hub import hub
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "INSTRUCTIONS": text}
+    heard = {}
+    for name in ("alice", "bob", "carol", "root"):
+        initialized = (await Wire(people.users[name]).initialize(LATEST))["result"]
+        discovered = (await Wire(people.users[name]).modern("server/discover"))["result"]
+        heard[name] = (initialized.get("instructions"), discovered.get("instructions"))
 
-    sent: list[dict[str, Any]] = []
-    monkeypatch.setattr(notifications, "send", sent.append)
-    wire = await connected(user)
-    wire.session.token = await db_call(lambda: AccessToken.objects.get(user=user))
-    assert (await wire.request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}))["result"]["content"]
-
-    await db_call(lambda: AccessToken.objects.filter(user=user).delete())
-    [event] = [e for e in sent if e["type"] == notifications.TOKEN_EVENT]
-    assert event == {"type": notifications.TOKEN_EVENT, "token": wire.session.token.pk}
-    await hub().add(wire.session)
-    try:
-        await hub().deliver(event)
-    finally:
-        hub().remove(wire.session)
-
-    assert (await wire.request("tools/list"))["result"]["tools"] == []
-    reply = await wire.request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
-    assert reply["error"]["code"] == INVALID_PARAMS
-    assert reply["error"]["message"] == "Unknown tool: add"
+    assert heard == {name: (text, text) if name in told else (None, None) for name in heard}

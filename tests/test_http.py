@@ -131,7 +131,7 @@ class TestSessions:
     async def test_a_failed_initialize_opens_no_session(self, http):
         reply = await http.send(request(1, "initialize", {"protocolVersion": "banana", "capabilities": {}}))
 
-        assert (reply.status, reply.headers) == (200, JSON)
+        assert (reply.status, reply.headers) == (400, JSON)
         assert reply.json() == error(
             INVALID_PARAMS,
             "Unsupported protocol version",

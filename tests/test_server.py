@@ -475,8 +475,11 @@ async def test_output_breaking_the_output_schema_becomes_a_generic_error(
     ]
 
 
-async def test_a_caller_without_permission_sees_no_tools_and_calls_them_as_unknown(tools: None) -> None:
-    wire = await connected(None)
+async def test_a_caller_without_permission_sees_no_tools_and_calls_them_as_unknown(
+    tools: None, user: Any, settings: Any
+) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "PERMISSION_CLASSES": []}
+    wire = await connected(user)
     listing = await wire.request("tools/list")
     assert listing["result"] == {"tools": []}
     reply = await wire.call("add", {"a": 1, "b": 2})

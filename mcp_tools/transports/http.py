@@ -17,8 +17,8 @@ from mcp_tools.exceptions import (
     InvalidRequest,
     ProtocolError,
 )
-from mcp_tools.http_sessions import store
-from mcp_tools.hub import hub
+from mcp_tools.http_sessions import SESSION_ENDED, store
+from mcp_tools.hub import hub, on_event
 from mcp_tools.notifications import channel_layer
 from mcp_tools.origins import host_allowed, origin_allowed
 from mcp_tools.protocol import jsonrpc, modern
@@ -31,6 +31,8 @@ from mcp_tools.transports.sse import EventStream
 SESSION_HEADER = b"mcp-session-id"
 LEGACY_HEADER_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
 JSON_HEADERS = [(b"content-type", b"application/json")]
+# An initialize that created no session: the request could not be accepted (spec: an HTTP error status).
+INITIALIZE_FAILED = 400
 
 
 def modern_status(response: dict[str, Any] | None) -> int:
@@ -56,6 +58,8 @@ class MCPHttpConsumer(AsyncConsumer):
             raise HTTPError(421, InvalidRequest("Invalid Host header"))
         if not origin_allowed(request.header("origin")):
             raise HTTPError(403, InvalidRequest("Invalid Origin header"))
+        # Changes made in other processes bind before this request's credentials and tools are looked at.
+        await hub().ensure_fresh()
         user, token = await self.authenticate(request)
         version = request.header("mcp-protocol-version")
         if version is not None and version not in LEGACY_HEADER_VERSIONS:
@@ -118,7 +122,7 @@ class MCPHttpConsumer(AsyncConsumer):
         if request.method == "POST":
             await self.legacy_post(request, user, token, version)
         elif request.method == "GET":
-            await self.legacy_get(request, user)
+            await self.legacy_get(request, user, token)
         elif request.method == "DELETE":
             record = await self.legacy_session(request, user)
             await store.end(record.id)
@@ -162,10 +166,14 @@ class MCPHttpConsumer(AsyncConsumer):
         )
         response = await server.handle(session, message)
         headers = list(JSON_HEADERS)
+        status = 200
         if response is not None and "result" in response:
             session.session_id = await store.create(session)
             headers.append((SESSION_HEADER, session.session_id.encode()))
-        await request.respond(200, jsonrpc.encode(response).encode(), headers)
+        else:
+            # No session was created: the request could not be accepted (an unsupported version, bad params).
+            status = INITIALIZE_FAILED
+        await request.respond(status, jsonrpc.encode(response).encode(), headers)
 
     async def legacy_batch(self, request: HTTPRequest, session: Session, items: list[Any]) -> None:
         messages: list[Any] = []
@@ -179,12 +187,12 @@ class MCPHttpConsumer(AsyncConsumer):
         status = 400 if isinstance(answers[0], dict) else 200
         await request.respond(status, jsonrpc.encode(answers[0]).encode(), JSON_HEADERS)
 
-    async def legacy_get(self, request: HTTPRequest, user: Any) -> None:
+    async def legacy_get(self, request: HTTPRequest, user: Any, token: Any) -> None:
         if not request.accepts_sse:
             raise HTTPError(406, InvalidRequest("GET opens a text/event-stream"))
         record = await self.legacy_session(request, user)
         stream = EventStream(request.send)
-        listener = StreamListener(stream, user)
+        listener = StreamListener(stream, user, token, record.id)
         await hub().add(listener)
         try:
             await stream.start(((SESSION_HEADER, record.id.encode()),))
@@ -207,9 +215,12 @@ class Exchange:
 
     async def run(self) -> None:
         listening = self.message.method == "subscriptions/listen"
-        if listening:
-            await hub().add(self.session)
         task = asyncio.ensure_future(server.handle(self.session, self.message))
+        if listening:
+            # A listen whose credentials stop working ends without a final result; the client's next
+            # request is answered 401.
+            self.session.on_end = lambda reason: task.cancel()
+            await hub().add(self.session)
         self.session.in_flight[self.message.id] = InFlight(task)
         try:
             await self._answer(task)
@@ -274,22 +285,32 @@ class Exchange:
 
 
 class StreamListener(ListWatcher):
-    """A legacy GET stream: list_changed and keep-alive comments until the client goes away."""
+    """A legacy GET stream: list_changed and keep-alive comments until the client goes away, its session is
+    deleted, or its credentials stop working."""
 
-    def __init__(self, stream: EventStream, user: Any) -> None:
+    def __init__(self, stream: EventStream, user: Any, token: Any = None, session_id: str = "") -> None:
         self.stream = stream
         self.user = user
+        self.token = token
+        self.session_id = session_id
         self.pending: asyncio.Queue[Any] = asyncio.Queue()
+        self.stopped = asyncio.Event()
 
     def announce(self) -> None:
         self.pending.put_nowait(jsonrpc.notification("notifications/tools/list_changed"))
 
+    def ended(self, reason: str) -> None:
+        self.stopped.set()
+
     async def pump(self, request: HTTPRequest, *, keepalive: float) -> None:
         disconnect = asyncio.ensure_future(request.wait_disconnect())
+        stopped = asyncio.ensure_future(self.stopped.wait())
         try:
-            while not disconnect.done():
+            while not disconnect.done() and not stopped.done():
                 item = asyncio.ensure_future(self.pending.get())
-                done, _ = await asyncio.wait({item, disconnect}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait(
+                    {item, disconnect, stopped}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
+                )
                 if item in done:
                     await self.stream.message(item.result())
                     continue
@@ -297,9 +318,20 @@ class StreamListener(ListWatcher):
                 if not done:
                     await self.stream.comment()
         finally:
-            disconnect.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await disconnect
+            for waiter in (disconnect, stopped):
+                waiter.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await waiter
+
+
+@on_event(SESSION_ENDED)
+def _end_streams_of_ended_session(event: dict[str, Any]) -> None:
+    """A deleted session's GET streams end, in whichever process holds them."""
+    session_id = str(event.get("id", ""))
+    for listener in list(hub().listeners):
+        if isinstance(listener, StreamListener) and listener.session_id == session_id:
+            hub().remove(listener)
+            listener.end("The session was deleted.")
 
 
 def _response(task: asyncio.Task[Any]) -> dict[str, Any] | None:

@@ -7,14 +7,10 @@ import contextlib
 import sys
 from typing import Any, BinaryIO
 
-from channels.layers import InMemoryChannelLayer
-
 from mcp_tools.audit import audit_log
 from mcp_tools.conf import mcp_settings
-from mcp_tools.exceptions import InvalidRequest
+from mcp_tools.exceptions import InvalidRequest, MCPError
 from mcp_tools.hub import hub
-from mcp_tools.notifications import channel_layer
-from mcp_tools.polling import Poller
 from mcp_tools.protocol.jsonrpc import error
 from mcp_tools.server import server
 from mcp_tools.session import Session
@@ -39,15 +35,29 @@ async def open_reader(stream: Any, limit: int) -> asyncio.StreamReader:
     return reader
 
 
+class SessionEnded(MCPError):
+    """The user may no longer connect (deactivated or deleted while the session ran)."""
+
+
 async def serve(user: Any, *, stdin: Any = None, stdout: BinaryIO | None = None) -> None:
-    """Serve one session until stdin ends; requests still running then are answered, open listens ended."""
+    """Serve one session until stdin ends; requests still running then are answered, open listens ended.
+
+    Raises SessionEnded, once what is queued is written, when the user is deactivated or deleted.
+    """
     limit = int(mcp_settings.MAX_MESSAGE_BYTES)
     reader = await open_reader(stdin or sys.stdin, limit + 1)
     outbox = Outbox(LineWriter(stdout or sys.stdout.buffer).write)
     session = Session(transport="stdio", user=user, emit=outbox.put, can_notify=True)
-    stop_watching = await watch(session)
+    reading = asyncio.ensure_future(read_loop(reader, session, limit))
+    session.on_end = lambda reason: reading.cancel()
+    # The hub hears the channel layer and reads the change counters, so edits made by any process reach here.
+    await hub().add(session)
     try:
-        await read_loop(reader, session, limit)
+        with contextlib.suppress(asyncio.CancelledError):
+            await reading
+        if session.ended_because:
+            await outbox.drain()
+            raise SessionEnded(session.ended_because)
         # A listen lasts as long as the input: it ends with its final result instead of holding the exit.
         # One turn of the loop first lets a listen read just before the end register itself.
         await asyncio.sleep(0)
@@ -57,8 +67,9 @@ async def serve(user: Any, *, stdin: Any = None, stdout: BinaryIO | None = None)
         await asyncio.gather(*running, return_exceptions=True)
         await outbox.drain()
     finally:
-        await stop_watching()
-        session.close()
+        reading.cancel()
+        hub().remove(session)
+        await asyncio.gather(*session.close(), return_exceptions=True)
         await audit_log.flush()
 
 
@@ -88,21 +99,6 @@ async def skip_line(reader: asyncio.StreamReader) -> None:
             await reader.readexactly(exc.consumed)
         except asyncio.IncompleteReadError:
             return
-
-
-async def watch(session: Session) -> Any:
-    """Deliver tool changes: through the hub on a shared layer, else by polling the change counter."""
-    layer = channel_layer()
-    if layer is not None and not isinstance(layer, InMemoryChannelLayer):
-        await hub().add(session)
-
-        async def leave() -> None:
-            hub().remove(session)
-
-        return leave
-    poller = Poller(session, float(mcp_settings.STDIO_POLL_SECONDS))
-    await poller.start()
-    return poller.stop
 
 
 @contextlib.contextmanager

@@ -21,6 +21,11 @@ from mcp_tools.session import Session
 from mcp_tools.transports.outbox import Outbox
 
 SUBPROTOCOL = "mcp"
+# Closes a connection whose credentials stopped working (4000-4999 is the application's range; 401 echoes HTTP).
+CLOSE_UNAUTHENTICATED = 4401
+
+
+_closing: set[asyncio.Task[None]] = set()
 
 
 class MCPWebsocketConsumer(AsyncWebsocketConsumer):
@@ -60,6 +65,7 @@ class MCPWebsocketConsumer(AsyncWebsocketConsumer):
             emit=self.outbox.put,
             can_notify=channel_layer() is not None,
         )
+        self.session.on_end = self.cut_off
         await hub().add(self.session)
         offered = self.scope.get("subprotocols") or []
         await self.accept(SUBPROTOCOL if SUBPROTOCOL in offered else None)
@@ -75,6 +81,19 @@ class MCPWebsocketConsumer(AsyncWebsocketConsumer):
         body = encode(error(None, InvalidRequest(reason))).encode()
         await self.base_send({"type": "websocket.http.response.start", "status": status, "headers": headers})
         await self.base_send({"type": "websocket.http.response.body", "body": body})
+
+    def cut_off(self, reason: str) -> None:
+        """Close the connection because its credentials no longer work (revoked, expired, inactive user)."""
+        task = asyncio.ensure_future(self._close_after_pending(reason))
+        _closing.add(task)
+        task.add_done_callback(_closing.discard)
+
+    async def _close_after_pending(self, reason: str) -> None:
+        # What is already queued (the error answering the request that found the problem) goes out first.
+        if self.outbox is not None:
+            await self.outbox.drain()
+            self.outbox.close()
+        await self.close(code=CLOSE_UNAUTHENTICATED, reason=reason)
 
     async def send_text(self, text: str) -> None:
         await self.send(text_data=text)

@@ -24,7 +24,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, user: str | None = None, **options: Any) -> None:
         caller = self.caller(user)
         with stdio.stdout_reserved() as stdout, contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(stdio.serve(caller, stdout=stdout.buffer))
+            try:
+                asyncio.run(stdio.serve(caller, stdout=stdout.buffer))
+            except stdio.SessionEnded as exc:
+                raise CommandError(f"Session ended: {exc}") from None
 
     def caller(self, username: str | None) -> Any:
         if username is None:
