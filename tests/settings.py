@@ -102,6 +102,9 @@ if os.environ.get("MCP_TEST_CHANNEL_LAYER") == "redis":
 MCP_TOOLS: dict[str, object] = {"PAGE_SIZE": 5, "AUDIT_FLUSH_SECONDS": 0, "TOKEN_CACHE_SECONDS": 0}
 if os.environ.get("MCP_TEST_GROUP_NAME"):
     MCP_TOOLS["GROUP_NAME"] = os.environ["MCP_TEST_GROUP_NAME"]
+for _key in ("FRESHNESS_SECONDS", "TOKEN_CACHE_SECONDS"):
+    if os.environ.get(f"MCP_TEST_{_key}"):
+        MCP_TOOLS[_key] = float(os.environ[f"MCP_TEST_{_key}"])
 if os.environ.get("MCP_TEST_STDIO_POLL_SECONDS"):
     MCP_TOOLS["STDIO_POLL_SECONDS"] = float(os.environ["MCP_TEST_STDIO_POLL_SECONDS"])
 
