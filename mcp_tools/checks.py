@@ -100,7 +100,8 @@ def check_channel_layer(app_configs: Any = None, **kwargs: Any) -> list[checks.C
         ]
     return [
         checks.Warning(
-            "No channel layer is configured: clients will not hear notifications/tools/list_changed.",
+            "No channel layer is configured: changes reach sessions only when each process reads the change "
+            "counters (every POLL_SECONDS), even changes made in that same process.",
             hint="Set CHANNEL_LAYERS (channels_redis in production, InMemoryChannelLayer for one process).",
             id="mcp_tools.W001",
         )

@@ -102,7 +102,7 @@ class SessionStore:
             token=token,
             emit=emit,
             session_id=record.id,
-            can_notify=channel_layer() is not None,
+            can_notify=True,
         )
         session.revision = record.revision
         session.client_capabilities = dict(record.client_capabilities)

@@ -13,7 +13,8 @@ from mcp_tools.models import Tool
 
 VALID_KEYS = ", ".join(sorted(DEFAULTS))
 NO_LAYER = checks.Warning(
-    "No channel layer is configured: clients will not hear notifications/tools/list_changed.",
+    "No channel layer is configured: changes reach sessions only when each process reads the change "
+    "counters (every POLL_SECONDS), even changes made in that same process.",
     hint="Set CHANNEL_LAYERS (channels_redis in production, InMemoryChannelLayer for one process).",
     id="mcp_tools.W001",
 )

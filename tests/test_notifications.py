@@ -178,19 +178,25 @@ async def test_a_session_that_has_not_initialized_hears_nothing(ws_session):
     assert await pong(fresh) == {"jsonrpc": "2.0", "id": "ping", "result": {}}
 
 
-async def test_without_a_channel_layer_list_changed_is_not_advertised(ws_connect, token, tools, settings):
+async def test_without_a_channel_layer_list_changed_is_advertised_and_told_by_polling(
+    ws_connect, token, tools, settings
+):
     settings.CHANNEL_LAYERS = {}
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "POLL_SECONDS": 0.05}
     communicator, accepted, _ = await ws_connect(ws_headers(token))
     assert accepted
     client = WSClient(communicator)
-
     init = await client.initialize()
 
-    assert init["result"]["capabilities"] == {"tools": {}}
+    await db_call(disable_tool)
+
+    assert init["result"]["capabilities"] == {"tools": {"listChanged": True}}
+    assert "greet" not in await heard_once(client)
 
 
-async def test_without_a_channel_layer_the_next_tools_list_still_shows_a_change(ws_connect, token, tools, settings):
+async def test_without_a_channel_layer_the_next_tools_list_shows_a_change_at_once(ws_connect, token, tools, settings):
     settings.CHANNEL_LAYERS = {}
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "POLL_SECONDS": 3600}
     communicator, accepted, _ = await ws_connect(ws_headers(token))
     assert accepted
     client = WSClient(communicator)

@@ -19,7 +19,6 @@ from mcp_tools.exceptions import (
 )
 from mcp_tools.http_sessions import SESSION_ENDED, store
 from mcp_tools.hub import hub, on_event
-from mcp_tools.notifications import channel_layer
 from mcp_tools.origins import host_allowed, origin_allowed
 from mcp_tools.protocol import jsonrpc, modern
 from mcp_tools.protocol.jsonrpc import Notification, Request, Response
@@ -94,9 +93,7 @@ class MCPHttpConsumer(AsyncConsumer):
             raise HTTPError(
                 406, InvalidRequest("subscriptions/listen answers text/event-stream"), request_id=message.id
             )
-        session = Session(
-            transport="http", user=user, token=token, emit=_discard, can_notify=channel_layer() is not None
-        )
+        session = Session(transport="http", user=user, token=token, emit=_discard, can_notify=True)
         await Exchange(request, session, message, modern=True).run()
 
     def check_modern_headers(self, request: HTTPRequest, method: str, params: dict[str, Any], request_id: Any) -> None:
@@ -161,9 +158,7 @@ class MCPHttpConsumer(AsyncConsumer):
             await request.respond(202)
 
     async def initialize(self, request: HTTPRequest, user: Any, token: Any, message: Request) -> None:
-        session = Session(
-            transport="http", user=user, token=token, emit=_discard, can_notify=channel_layer() is not None
-        )
+        session = Session(transport="http", user=user, token=token, emit=_discard, can_notify=True)
         response = await server.handle(session, message)
         headers = list(JSON_HEADERS)
         status = 200

@@ -13,7 +13,6 @@ from mcp_tools import permissions
 from mcp_tools.authentication import AuthenticationFailed, authenticate
 from mcp_tools.exceptions import InvalidRequest
 from mcp_tools.hub import hub
-from mcp_tools.notifications import channel_layer
 from mcp_tools.origins import scope_problem
 from mcp_tools.protocol.jsonrpc import encode, error
 from mcp_tools.server import server
@@ -63,7 +62,7 @@ class MCPWebsocketConsumer(AsyncWebsocketConsumer):
             user=user,
             token=token,
             emit=self.outbox.put,
-            can_notify=channel_layer() is not None,
+            can_notify=True,
         )
         self.session.on_end = self.cut_off
         await hub().add(self.session)
