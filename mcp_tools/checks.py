@@ -9,6 +9,7 @@ from django.core import checks
 from django.utils.module_loading import import_string
 
 from mcp_tools.conf import DEFAULTS, IMPORT_STRINGS, SETTING_NAME, mcp_settings
+from mcp_tools.origins import is_origin_pattern
 
 POSITIVE_INTS = (
     "PAGE_SIZE",
@@ -46,6 +47,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
     ]
     messages += _import_string_errors(value)
     messages += _positive_int_errors(value)
+    messages += _origin_errors(value)
     return messages
 
 
@@ -81,6 +83,20 @@ def _positive_int_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
         )
         for name in POSITIVE_INTS
         if name in value and (not isinstance(value[name], int) or isinstance(value[name], bool) or value[name] < 1)
+    ]
+
+
+def _origin_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
+    origins = value.get("ALLOWED_ORIGINS", DEFAULTS["ALLOWED_ORIGINS"])
+    hint = 'Write "*" or a full origin, scheme://host[:port]: "https://app.example.com", "https://*.example.com".'
+    if not isinstance(origins, list | tuple):
+        return [checks.Error(f"{SETTING_NAME}['ALLOWED_ORIGINS'] must be a list.", hint=hint, id="mcp_tools.E006")]
+    return [
+        checks.Error(
+            f"{SETTING_NAME}['ALLOWED_ORIGINS'] entry {entry!r} is not an origin.", hint=hint, id="mcp_tools.E006"
+        )
+        for entry in origins
+        if entry != "*" and not is_origin_pattern(entry)
     ]
 
 

@@ -32,6 +32,15 @@ def not_positive(name: str) -> checks.Error:
     )
 
 
+ORIGIN_HINT = 'Write "*" or a full origin, scheme://host[:port]: "https://app.example.com", "https://*.example.com".'
+
+
+def not_an_origin(entry: str) -> checks.Error:
+    return checks.Error(
+        f"MCP_TOOLS['ALLOWED_ORIGINS'] entry {entry!r} is not an origin.", hint=ORIGIN_HINT, id="mcp_tools.E006"
+    )
+
+
 CASES: list[tuple[str, dict[str, Any], list[checks.CheckMessage]]] = [
     ("valid settings", {}, []),
     ("every key set", {"MCP_TOOLS": dict(DEFAULTS)}, []),
@@ -101,6 +110,20 @@ CASES: list[tuple[str, dict[str, Any], list[checks.CheckMessage]]] = [
             "CHANNEL_LAYERS": {"events": {"BACKEND": "channels.layers.InMemoryChannelLayer"}},
         },
         [],
+    ),
+    (
+        "allowed origins that are not origins",
+        {
+            "MCP_TOOLS": {
+                "ALLOWED_ORIGINS": ["*", "https://app.example", "https://*.example.com", "app.example", "null"]
+            }
+        },
+        [not_an_origin("app.example"), not_an_origin("null")],
+    ),
+    (
+        "allowed origins not a list",
+        {"MCP_TOOLS": {"ALLOWED_ORIGINS": "https://app.example"}},
+        [checks.Error("MCP_TOOLS['ALLOWED_ORIGINS'] must be a list.", hint=ORIGIN_HINT, id="mcp_tools.E006")],
     ),
     ("CHANNEL_LAYERS empty", {"CHANNEL_LAYERS": {}}, [NO_LAYER]),
     ("CHANNEL_LAYERS absent", {"CHANNEL_LAYERS": None}, [NO_LAYER]),

@@ -54,7 +54,7 @@ class MCPHttpConsumer(AsyncConsumer):
     async def serve(self, request: HTTPRequest) -> None:
         if not host_allowed(request.header("host")):
             raise HTTPError(421, InvalidRequest("Invalid Host header"))
-        if not origin_allowed(request.header("origin")):
+        if not origin_allowed(request.header("origin"), request.scope):
             raise HTTPError(403, InvalidRequest("Invalid Origin header"))
         user, token = await self.authenticate(request)
         version = request.header("mcp-protocol-version")
