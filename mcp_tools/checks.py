@@ -19,6 +19,8 @@ POSITIVE_INTS = (
     "CALL_TIMEOUT_SECONDS",
     "MAX_RESULT_BYTES",
     "AUDIT_BATCH_SIZE",
+    "MAX_BATCH_ITEMS",
+    "MAX_PENDING_REQUESTS",
 )
 PROCESS_LOCAL_CACHES = (
     "django.core.cache.backends.locmem.LocMemCache",

@@ -62,6 +62,8 @@ DEFAULTS: dict[str, Any] = {
     "MAX_RESULT_BYTES": 1_048_576,
     "MAX_MESSAGE_BYTES": 1_048_576,
     "MAX_DEPTH": 32,
+    "MAX_BATCH_ITEMS": 50,
+    "MAX_PENDING_REQUESTS": 64,
     # Channels
     "CHANNEL_LAYER": "default",
     "GROUP_NAME": "mcp_tools.tools",
