@@ -21,6 +21,9 @@ POSITIVE_INTS = (
     "AUDIT_BATCH_SIZE",
     "MAX_BATCH_ITEMS",
     "MAX_PENDING_REQUESTS",
+    "MAX_SESSIONS_PER_USER",
+    "SESSION_CACHE_BYTES",
+    "MAX_CLIENT_STATE_BYTES",
 )
 PROCESS_LOCAL_CACHES = (
     "django.core.cache.backends.locmem.LocMemCache",

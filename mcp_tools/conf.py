@@ -38,6 +38,10 @@ DEFAULTS: dict[str, Any] = {
     # Streamable HTTP
     "SSE_KEEPALIVE_SECONDS": 15,
     "SESSION_TTL_SECONDS": 86_400,
+    "MAX_SESSIONS_PER_USER": 20,
+    "SESSION_PRUNE_SECONDS": 300,
+    "SESSION_CACHE_BYTES": 16_777_216,
+    "MAX_CLIENT_STATE_BYTES": 8192,
     # stdio
     "STDIO_POLL_SECONDS": 2.0,
     # Model-query tools

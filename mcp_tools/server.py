@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -70,6 +71,18 @@ def batch_refusal(session: Session, items: list[Any]) -> str | None:
         return "Batches are not supported by the negotiated revision"
     limit = int(mcp_settings.MAX_BATCH_ITEMS)
     return f"Batch larger than {limit} messages" if len(items) > limit else None
+
+
+def client_state(params: dict[str, Any], name: str) -> dict[str, Any]:
+    """What a session keeps of ``params[name]`` (an object, else nothing); -32602 beyond MAX_CLIENT_STATE_BYTES."""
+    value = params.get(name, {})
+    if not isinstance(value, dict):
+        return {}
+    limit = int(mcp_settings.MAX_CLIENT_STATE_BYTES)
+    # Refused rather than cut: a truncated capabilities object would claim less, or other, than the client has.
+    if len(json.dumps(value, separators=(",", ":"))) > limit:
+        raise InvalidParams(f"{name} is larger than {limit} bytes")
+    return value
 
 
 def too_many_requests() -> InvalidRequest:
@@ -236,10 +249,9 @@ class Server:
         if negotiated is None:
             data = {"supported": v.supported_wire_values(), "requested": requested}
             raise InvalidParams("Unsupported protocol version", data)
-        capabilities_ = params.get("capabilities", {})
-        client_info = params.get("clientInfo", {})
-        session.client_capabilities = capabilities_ if isinstance(capabilities_, dict) else {}
-        session.client_info = client_info if isinstance(client_info, dict) else {}
+        capabilities_ = client_state(params, "capabilities")
+        client_info = client_state(params, "clientInfo")
+        session.client_capabilities, session.client_info = capabilities_, client_info
         session.revision = negotiated
         result: dict[str, Any] = {
             "protocolVersion": negotiated.wire,

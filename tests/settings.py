@@ -98,8 +98,14 @@ if os.environ.get("MCP_TEST_CHANNEL_LAYER") == "redis":
         "KEY_PREFIX": REDIS_PREFIX,
     }
 
-# Audit rows are written before each answer, so tests can read them at once.
-MCP_TOOLS: dict[str, object] = {"PAGE_SIZE": 5, "AUDIT_FLUSH_SECONDS": 0, "TOKEN_CACHE_SECONDS": 0}
+# Audit rows are written before each answer, so tests can read them at once; sessions are pruned only
+# where a test asks for it, so that no prune outlives the test that started it.
+MCP_TOOLS: dict[str, object] = {
+    "PAGE_SIZE": 5,
+    "AUDIT_FLUSH_SECONDS": 0,
+    "TOKEN_CACHE_SECONDS": 0,
+    "SESSION_PRUNE_SECONDS": 0,
+}
 if os.environ.get("MCP_TEST_GROUP_NAME"):
     MCP_TOOLS["GROUP_NAME"] = os.environ["MCP_TEST_GROUP_NAME"]
 if os.environ.get("MCP_TEST_STDIO_POLL_SECONDS"):
