@@ -10,6 +10,7 @@ from django.utils.module_loading import import_string
 
 from mcp_tools.conf import DEFAULTS, IMPORT_STRINGS, SETTING_NAME, mcp_settings
 from mcp_tools.origins import is_origin_pattern
+from mcp_tools.validators import RATE_RE
 
 POSITIVE_INTS = (
     "PAGE_SIZE",
@@ -24,7 +25,9 @@ POSITIVE_INTS = (
     "MAX_SESSIONS_PER_USER",
     "SESSION_CACHE_BYTES",
     "MAX_CLIENT_STATE_BYTES",
+    "AUDIT_MAX_ARGUMENT_BYTES",
 )
+RATES = ("DEFAULT_RATE", "DENIED_RATE")
 PROCESS_LOCAL_CACHES = (
     "django.core.cache.backends.locmem.LocMemCache",
     "django.core.cache.backends.dummy.DummyCache",
@@ -53,6 +56,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
     messages += _import_string_errors(value)
     messages += _positive_int_errors(value)
     messages += _origin_errors(value)
+    messages += _rate_errors(value)
     return messages
 
 
@@ -102,6 +106,18 @@ def _origin_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
         )
         for entry in origins
         if entry != "*" and not is_origin_pattern(entry)
+    ]
+
+
+def _rate_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
+    return [
+        checks.Error(
+            f'{SETTING_NAME}[{name!r}] must be a rate such as "30/m", or None.',
+            hint='Calls per period: "30/m", "1000/h", "10/5s".',
+            id="mcp_tools.E007",
+        )
+        for name in RATES
+        if value.get(name) not in (None, "") and not (isinstance(value[name], str) and RATE_RE.fullmatch(value[name]))
     ]
 
 

@@ -52,9 +52,12 @@ DEFAULTS: dict[str, Any] = {
     "QUERY_TIMEOUT_MS": 5000,
     # Rate limits (django-ratelimit rates such as "30/m"; None: no default limit)
     "DEFAULT_RATE": None,
+    # Calls refused as denied or unknown, per user and per token, across every tool name
+    "DENIED_RATE": "30/m",
     # Audit trail
     "AUDIT": True,
-    "AUDIT_REDACT": ["password", "token", "secret", "api_key", "authorization"],
+    "AUDIT_REDACT": ["password", "token", "secret", "api_key", "authorization", "cookie"],
+    "AUDIT_MAX_ARGUMENT_BYTES": 10_000,
     "AUDIT_RETENTION_DAYS": 90,
     "AUDIT_FLUSH_SECONDS": 0.5,
     "AUDIT_BATCH_SIZE": 200,

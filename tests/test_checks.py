@@ -41,6 +41,14 @@ def not_an_origin(entry: str) -> checks.Error:
     )
 
 
+def not_a_rate(name: str) -> checks.Error:
+    return checks.Error(
+        f'MCP_TOOLS[{name!r}] must be a rate such as "30/m", or None.',
+        hint='Calls per period: "30/m", "1000/h", "10/5s".',
+        id="mcp_tools.E007",
+    )
+
+
 CASES: list[tuple[str, dict[str, Any], list[checks.CheckMessage]]] = [
     ("valid settings", {}, []),
     ("every key set", {"MCP_TOOLS": dict(DEFAULTS)}, []),
@@ -124,6 +132,12 @@ CASES: list[tuple[str, dict[str, Any], list[checks.CheckMessage]]] = [
         "allowed origins not a list",
         {"MCP_TOOLS": {"ALLOWED_ORIGINS": "https://app.example"}},
         [checks.Error("MCP_TOOLS['ALLOWED_ORIGINS'] must be a list.", hint=ORIGIN_HINT, id="mcp_tools.E006")],
+    ),
+    ("rates set and unset", {"MCP_TOOLS": {"DEFAULT_RATE": "10/5s", "DENIED_RATE": None}}, []),
+    (
+        "rates that are not rates",
+        {"MCP_TOOLS": {"DEFAULT_RATE": "30 per minute", "DENIED_RATE": 30}},
+        [not_a_rate("DEFAULT_RATE"), not_a_rate("DENIED_RATE")],
     ),
     ("CHANNEL_LAYERS empty", {"CHANNEL_LAYERS": {}}, [NO_LAYER]),
     ("CHANNEL_LAYERS absent", {"CHANNEL_LAYERS": None}, [NO_LAYER]),
