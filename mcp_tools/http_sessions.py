@@ -9,7 +9,6 @@ bounded by the memory its records hold (``SESSION_CACHE_BYTES``) as well as by e
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import secrets
 import sys
@@ -201,11 +200,6 @@ def memory_size(value: Any) -> int:
         elif isinstance(item, list):
             stack.extend(item)
     return total
-
-
-def json_size(value: Any) -> int:
-    """The size of ``value`` as compact JSON (non-ASCII characters escaped, as the database is sent it)."""
-    return len(json.dumps(value, separators=(",", ":"), default=str))
 
 
 def _dead() -> Q:

@@ -142,10 +142,10 @@ class Server:
     async def receive_batch(self, session: Session, items: list[Any]) -> None:
         """Handle a JSON array of messages; only the 2025-03-26 revision allows them, up to MAX_BATCH_ITEMS."""
         reason = batch_refusal(session, items)
-        if reason is None:
-            messages = [jsonrpc.classify(item) for item in items]
-            refused = next((m.method for m in messages if isinstance(m, Request) and m.method in _NOT_IN_BATCHES), None)
-            reason = None if refused is None else f"{refused} must not be part of a batch"
+        messages = [jsonrpc.classify(item) for item in items] if reason is None else []
+        refused = next((m.method for m in messages if isinstance(m, Request) and m.method in _NOT_IN_BATCHES), None)
+        if refused is not None:
+            reason = f"{refused} must not be part of a batch"
         if reason is not None:
             session.emit(jsonrpc.error(None, InvalidRequest(reason)))
             return

@@ -12,9 +12,10 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from mcp_tools.audit_arguments import compact
 from mcp_tools.conf import DEFAULTS
 from mcp_tools.exceptions import INVALID_PARAMS, INVALID_REQUEST
-from mcp_tools.http_sessions import ENTRY_BYTES, json_size, memory_size, store
+from mcp_tools.http_sessions import ENTRY_BYTES, memory_size, store
 from mcp_tools.models import AccessToken, ClientSession, ToolCall
 from tests.conftest import TIMEOUT, WSClient, db_call
 from tests.live.asgi_http import HttpClient, request
@@ -38,6 +39,11 @@ def held_gate() -> Iterator[None]:
 
 def mcp_tools_setting(settings: Any, **values: Any) -> None:
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, **values}
+
+
+def json_size(value: Any) -> int:
+    """The size the server measures client state in: compact JSON, non-ASCII characters escaped."""
+    return len(compact(value))
 
 
 def sized(size: int, **fields: Any) -> dict[str, Any]:
