@@ -19,6 +19,7 @@ import hashlib
 import json
 import re
 from collections.abc import Collection, Iterable
+from functools import lru_cache
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -35,6 +36,7 @@ MIN_ARGUMENT_BYTES = 512
 # NUL and unpaired surrogates are valid in JSON strings but no database column can hold them.
 UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 SEPARATORS = re.compile("[^0-9a-zA-Z]+")
+KNOWN_NAMES = 4096
 
 
 class SecretNames:
@@ -48,17 +50,29 @@ class SecretNames:
         self.extra = tuple(extra)
         words = {*SECRET_WORDS, *SECRET_PARTS, *("".join(name_parts(name)) for name in self.extra)} - {""}
         self.hint = re.compile("|".join(re.escape(word) for word in sorted(words, key=len, reverse=True)))
+        self.known: dict[str, bool] = {}
 
     def __call__(self, name: object) -> bool:
         text = str(name)
-        return bool(self.hint.search(SEPARATORS.sub("", text).lower())) and is_secret_name(text, self.extra)
+        known = self.known.get(text)
+        if known is None:
+            known = bool(self.hint.search(SEPARATORS.sub("", text).lower())) and is_secret_name(text, self.extra)
+            # Argument names repeat from call to call; a flood of new ones only restarts the memo.
+            if len(self.known) >= KNOWN_NAMES:
+                self.known.clear()
+            self.known[text] = known
+        return known
 
 
 def secret_names() -> SecretNames:
     """The rule with the site's extra names: the default ``AUDIT_REDACT`` entries always, and the configured ones."""
     configured = mcp_settings.AUDIT_REDACT
-    extra = configured if isinstance(configured, list | tuple) else ()
-    return SecretNames(dict.fromkeys(str(name) for name in (*DEFAULTS["AUDIT_REDACT"], *extra)))
+    return _secret_names(tuple(configured) if isinstance(configured, list | tuple) else ())
+
+
+@lru_cache(maxsize=8)
+def _secret_names(configured: tuple[Any, ...]) -> SecretNames:
+    return SecretNames(dict.fromkeys(str(name) for name in (*DEFAULTS["AUDIT_REDACT"], *configured)))
 
 
 def redact(value: Any, is_secret: SecretNames) -> Any:
@@ -85,9 +99,12 @@ def argument_limit() -> int:
     return max(int(mcp_settings.AUDIT_MAX_ARGUMENT_BYTES), MIN_ARGUMENT_BYTES)
 
 
+_encode = json.JSONEncoder(separators=(",", ":"), default=str).encode
+
+
 def compact(value: Any) -> str:
     """``value`` as the audit trail writes it: compact JSON, non-ASCII characters escaped."""
-    return json.dumps(value, separators=(",", ":"), default=str)
+    return _encode(value)
 
 
 def digest(text: str) -> dict[str, Any]:
@@ -107,7 +124,8 @@ def whole(arguments: Any) -> Any:
     """The masked arguments when they fit in AUDIT_MAX_ARGUMENT_BYTES, else None; costs little either way."""
     value = arguments if isinstance(arguments, dict) else {"_": arguments}
     limit = argument_limit()
-    if not _may_fit(value, limit):
+    # The C encoder sizes even the largest message (MAX_MESSAGE_BYTES) in about the time it took to parse.
+    if len(compact(value)) > limit:
         return None
     kept = storable(redact(value, secret_names()))
     return kept if len(compact(kept)) <= limit else None
@@ -144,29 +162,3 @@ def _ordered(masked: dict[str, Any], parameters: Collection[str]) -> list[str]:
     """The keys the tool declares, then the others, each in the order the client sent them."""
     own = [key for key in masked if key in parameters]
     return own + [key for key in masked if key not in parameters]
-
-
-def _may_fit(value: Any, limit: int) -> bool:
-    """Whether ``value``'s JSON may be ``limit`` bytes or less; stops counting as soon as it is more."""
-    size = 0
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        size += _least_size(item)
-        if size > limit:
-            return False
-        if isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return True
-
-
-def _least_size(item: Any) -> int:
-    """About what ``item`` adds to its JSON besides its children: braces, separators, characters."""
-    if isinstance(item, dict):
-        return 2 + 2 * len(item)
-    if isinstance(item, list):
-        return 2 + len(item)
-    return len(item) + 2 if isinstance(item, str) else 1
