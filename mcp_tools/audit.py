@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import re
 from datetime import timedelta
 from typing import Any
 
@@ -13,41 +11,10 @@ from channels.db import database_sync_to_async
 from django.db import IntegrityError, connections, router, transaction
 from django.utils import timezone
 
+from mcp_tools.audit_arguments import compact, storable
 from mcp_tools.conf import mcp_settings
 
 logger = logging.getLogger("mcp_tools")
-MASK = "***"
-MAX_ARGUMENT_CHARS = 10_000
-# NUL and unpaired surrogates are valid in JSON strings but no database column can hold them.
-UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
-
-
-def redact(value: Any, names: frozenset[str]) -> Any:
-    """``value`` with every key named in ``names`` (any depth, any case) masked."""
-    if isinstance(value, dict):
-        return {k: MASK if str(k).lower() in names else redact(v, names) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact(v, names) for v in value]
-    return value
-
-
-def storable(value: Any) -> Any:
-    """``value`` with every character a database refuses replaced by U+FFFD, in keys and values alike."""
-    if isinstance(value, str):
-        return UNSTORABLE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {storable(k): storable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [storable(v) for v in value]
-    return value
-
-
-def stored_arguments(arguments: Any) -> Any:
-    names = frozenset(n.lower() for n in mcp_settings.AUDIT_REDACT)
-    masked = storable(redact(arguments if isinstance(arguments, dict) else {"_": arguments}, names))
-    if len(repr(masked)) > MAX_ARGUMENT_CHARS:
-        return {"_truncated": True, "keys": sorted(str(k) for k in masked)}
-    return masked
 
 
 class AuditLog:
@@ -135,7 +102,7 @@ def _execute_many(rows: list[dict[str, Any]]) -> None:
             row.get("transport", ""),
             row.get("session_id", ""),
             row.get("tool_name", ""),
-            json.dumps(row.get("arguments", {}), default=str),
+            compact(row.get("arguments", {})),
             row.get("outcome", ""),
             row.get("message", ""),
             row.get("duration_ms", 0.0),

@@ -9,7 +9,8 @@ import time
 from typing import Any
 
 from mcp_tools import permissions, ratelimit
-from mcp_tools.audit import audit_log, stored_arguments
+from mcp_tools.audit import audit_log
+from mcp_tools.audit_arguments import stored_arguments
 from mcp_tools.catalog import Entry, Snapshot, catalog
 from mcp_tools.conf import mcp_settings
 from mcp_tools.context import Context
@@ -51,6 +52,8 @@ class Call:
         self.outcome = "ok"
         self.message = ""
         self.result_bytes = 0
+        self.entry: Entry | None = None
+        self.recorded = True  # False for a refusal that its counting window has already recorded
 
     async def answer(self) -> dict[str, Any]:
         try:
@@ -67,10 +70,8 @@ class Call:
 
     async def _answer(self) -> dict[str, Any]:
         snapshot = await catalog.get()
-        entry = await self.find(snapshot)
-        self.check_capabilities(entry)
         try:
-            result = await self.run(snapshot, entry)
+            result = await self.result(snapshot)
         except InvalidArguments as exc:
             self.outcome, self.message = "invalid", str(exc)
             if self.revision >= v.V2025_11_25:
@@ -104,6 +105,23 @@ class Call:
             return f"The result is larger than {mcp_settings.MAX_RESULT_BYTES} bytes."
         return None
 
+    async def result(self, snapshot: Snapshot) -> shapes.CallResult:
+        """What the tool produced; a denied or unknown call counts against DENIED_RATE first."""
+        try:
+            self.entry = await self.find(snapshot)
+            self.check_capabilities(self.entry)
+        except ProtocolError:
+            self.refuse_if_limited(await ratelimit.check_denied(self.session.user, self.session.token))
+            raise
+        return await self.run(snapshot, self.entry)
+
+    def refuse_if_limited(self, limited: ratelimit.Limited | None) -> None:
+        if limited is None:
+            return
+        # A flood of refusals writes one row per counting window: the first, which names the rate.
+        self.recorded = limited.first
+        raise Refused("rate_limited", f"Rate limit {limited.rate} exceeded: retry after {limited.retry_after} s.")
+
     async def find(self, snapshot: Snapshot) -> Entry:
         if not isinstance(self.name, str):
             raise InvalidParams('"name" must be a string')
@@ -126,9 +144,9 @@ class Call:
         arguments = {} if self.arguments is None else self.arguments
         if not isinstance(arguments, dict):
             raise InvalidArguments('"arguments" must be an object')
-        limited = await ratelimit.check(self.session.user, self.session.token, entry, snapshot.rate_overrides)
-        if limited is not None:
-            raise Refused("rate_limited", f"Rate limit {limited.rate} exceeded: retry after {limited.retry_after} s.")
+        self.refuse_if_limited(
+            await ratelimit.check(self.session.user, self.session.token, entry, snapshot.rate_overrides)
+        )
         running = self.session.batched_calls + sum(1 for f in self.session.in_flight.values() if f.ctx is not None)
         if running >= int(mcp_settings.MAX_CONCURRENT_CALLS):
             raise Refused("error", f"Too many calls in progress (at most {mcp_settings.MAX_CONCURRENT_CALLS}).")
@@ -182,7 +200,7 @@ class Call:
         return running if running is not None and running.task is asyncio.current_task() else None
 
     async def audit(self) -> None:
-        if not mcp_settings.AUDIT:
+        if not mcp_settings.AUDIT or not self.recorded:
             return
         user = self.session.user
         authenticated = getattr(user, "is_authenticated", False)
@@ -193,12 +211,22 @@ class Call:
             transport=self.session.transport,
             session_id=self.session.session_id,
             tool_name=str(self.name)[:128],
-            arguments=stored_arguments(self.arguments or {}),
+            arguments=await stored_arguments(self.arguments or {}, parameter_names(self.entry)),
             outcome=self.outcome,
             message=self.message[:2000],
             duration_ms=(time.perf_counter() - self.started) * 1000,
             result_bytes=self.result_bytes,
         )
+
+
+def parameter_names(entry: Entry | None) -> frozenset[str]:
+    """The argument names a tool declares, which the audit trail keeps first when it must cut."""
+    if entry is None:
+        return frozenset()
+    if entry.argument_names is not None:
+        return entry.argument_names
+    properties = entry.spec.input_schema.get("properties")
+    return frozenset(properties) if isinstance(properties, dict) else frozenset()
 
 
 def validate_arguments(entry: Entry, arguments: dict[str, Any]) -> None:

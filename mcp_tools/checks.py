@@ -9,6 +9,8 @@ from django.core import checks
 from django.utils.module_loading import import_string
 
 from mcp_tools.conf import DEFAULTS, IMPORT_STRINGS, SETTING_NAME, mcp_settings
+from mcp_tools.origins import is_origin_pattern
+from mcp_tools.validators import RATE_RE
 
 POSITIVE_INTS = (
     "PAGE_SIZE",
@@ -18,7 +20,14 @@ POSITIVE_INTS = (
     "CALL_TIMEOUT_SECONDS",
     "MAX_RESULT_BYTES",
     "AUDIT_BATCH_SIZE",
+    "MAX_BATCH_ITEMS",
+    "MAX_PENDING_REQUESTS",
+    "MAX_SESSIONS_PER_USER",
+    "SESSION_CACHE_BYTES",
+    "MAX_CLIENT_STATE_BYTES",
+    "AUDIT_MAX_ARGUMENT_BYTES",
 )
+RATES = ("DEFAULT_RATE", "DENIED_RATE")
 PROCESS_LOCAL_CACHES = (
     "django.core.cache.backends.locmem.LocMemCache",
     "django.core.cache.backends.dummy.DummyCache",
@@ -46,6 +55,8 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
     ]
     messages += _import_string_errors(value)
     messages += _positive_int_errors(value)
+    messages += _origin_errors(value)
+    messages += _rate_errors(value)
     return messages
 
 
@@ -81,6 +92,32 @@ def _positive_int_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
         )
         for name in POSITIVE_INTS
         if name in value and (not isinstance(value[name], int) or isinstance(value[name], bool) or value[name] < 1)
+    ]
+
+
+def _origin_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
+    origins = value.get("ALLOWED_ORIGINS", DEFAULTS["ALLOWED_ORIGINS"])
+    hint = 'Write "*" or a full origin, scheme://host[:port]: "https://app.example.com", "https://*.example.com".'
+    if not isinstance(origins, list | tuple):
+        return [checks.Error(f"{SETTING_NAME}['ALLOWED_ORIGINS'] must be a list.", hint=hint, id="mcp_tools.E006")]
+    return [
+        checks.Error(
+            f"{SETTING_NAME}['ALLOWED_ORIGINS'] entry {entry!r} is not an origin.", hint=hint, id="mcp_tools.E006"
+        )
+        for entry in origins
+        if entry != "*" and not is_origin_pattern(entry)
+    ]
+
+
+def _rate_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
+    return [
+        checks.Error(
+            f'{SETTING_NAME}[{name!r}] must be a rate such as "30/m", or None.',
+            hint='Calls per period: "30/m", "1000/h", "10/5s".',
+            id="mcp_tools.E007",
+        )
+        for name in RATES
+        if value.get(name) not in (None, "") and not (isinstance(value[name], str) and RATE_RE.fullmatch(value[name]))
     ]
 
 

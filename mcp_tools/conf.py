@@ -42,6 +42,10 @@ DEFAULTS: dict[str, Any] = {
     # Streamable HTTP
     "SSE_KEEPALIVE_SECONDS": 15,
     "SESSION_TTL_SECONDS": 86_400,
+    "MAX_SESSIONS_PER_USER": 20,
+    "SESSION_PRUNE_SECONDS": 300,
+    "SESSION_CACHE_BYTES": 16_777_216,
+    "MAX_CLIENT_STATE_BYTES": 8192,
     # Replaced by POLL_SECONDS, which it still sets when given.
     "STDIO_POLL_SECONDS": None,
     # Model-query tools
@@ -52,9 +56,12 @@ DEFAULTS: dict[str, Any] = {
     "QUERY_TIMEOUT_MS": 5000,
     # Rate limits (django-ratelimit rates such as "30/m"; None: no default limit)
     "DEFAULT_RATE": None,
+    # Calls refused as denied or unknown, per user and per token, across every tool name
+    "DENIED_RATE": "30/m",
     # Audit trail
     "AUDIT": True,
-    "AUDIT_REDACT": ["password", "token", "secret", "api_key", "authorization"],
+    "AUDIT_REDACT": ["password", "token", "secret", "api_key", "authorization", "cookie"],
+    "AUDIT_MAX_ARGUMENT_BYTES": 10_000,
     "AUDIT_RETENTION_DAYS": 90,
     "AUDIT_FLUSH_SECONDS": 0.5,
     "AUDIT_BATCH_SIZE": 200,
@@ -66,6 +73,8 @@ DEFAULTS: dict[str, Any] = {
     "MAX_RESULT_BYTES": 1_048_576,
     "MAX_MESSAGE_BYTES": 1_048_576,
     "MAX_DEPTH": 32,
+    "MAX_BATCH_ITEMS": 50,
+    "MAX_PENDING_REQUESTS": 64,
     # Channels
     "CHANNEL_LAYER": "default",
     "GROUP_NAME": "mcp_tools.tools",

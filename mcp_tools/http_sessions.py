@@ -1,15 +1,26 @@
-"""Legacy Streamable HTTP sessions: stored in the database, cached per process, ended everywhere at once."""
+"""Legacy Streamable HTTP sessions: stored in the database, cached per process, ended everywhere at once.
+
+Each user (anonymous callers together) keeps at most ``MAX_SESSIONS_PER_USER`` live sessions: opening
+one more ends the least recently used. Rows of ended and expired sessions are deleted, a user's own when
+they open a session and everyone's at most once per ``SESSION_PRUNE_SECONDS``; the process cache is
+bounded by the memory its records hold (``SESSION_CACHE_BYTES``) as well as by entries.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import secrets
+import sys
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import cached_property
 from typing import Any
 
 from channels.db import database_sync_to_async
+from django.db.models import Q
 from django.utils import timezone
 
 from mcp_tools.conf import mcp_settings
@@ -20,8 +31,13 @@ from mcp_tools.protocol.jsonrpc import RequestId
 from mcp_tools.protocol.versions import Revision
 from mcp_tools.session import Emit, InFlight, Session
 
+logger = logging.getLogger("mcp_tools")
 SESSION_ENDED = "mcp.session_ended"
 CACHE_SIZE = 10_000
+# What a cached session costs besides its client state: the record, its id, the cache slot.
+ENTRY_BYTES = 512
+# Rows deleted per statement, so that pruning a backlog never holds the database thread for long.
+PRUNE_CHUNK = 1000
 # A cached session is confirmed against the database this often, which keeps its expiry and last use honest.
 RECHECK_SECONDS = 60.0
 
@@ -34,13 +50,25 @@ class SessionRecord:
     client_capabilities: dict[str, Any] = field(default_factory=dict)
     client_info: dict[str, Any] = field(default_factory=dict)
 
+    @cached_property
+    def cost(self) -> int:
+        """What the record counts for against SESSION_CACHE_BYTES: the memory of its client state, and a slot."""
+        return ENTRY_BYTES + memory_size(self.client_capabilities) + memory_size(self.client_info)
+
 
 class SessionStore:
-    """Creates, finds and ends sessions; any worker process can serve any session."""
+    """Creates, finds and ends sessions; any worker process can serve any session.
+
+    ``cache_bytes`` is what the cached records cost; ``pruning`` is the prune under way, if any, and
+    ``pruned_at`` the ``time.monotonic()`` at which this process last started one.
+    """
 
     def __init__(self) -> None:
         self._cache: OrderedDict[str, tuple[SessionRecord, float]] = OrderedDict()
         self._in_flight: dict[str, dict[RequestId, InFlight]] = {}
+        self.cache_bytes = 0
+        self.pruning: asyncio.Task[None] | None = None
+        self.pruned_at = float("-inf")
 
     async def create(self, session: Session) -> str:
         assert session.revision is not None
@@ -52,8 +80,13 @@ class SessionStore:
             session.client_capabilities,
             session.client_info,
         )
-        await database_sync_to_async(_insert)(record)
+        surplus = await database_sync_to_async(_insert)(record, int(mcp_settings.MAX_SESSIONS_PER_USER))
+        for old in surplus:
+            await self.end(old)
+        if surplus:
+            await database_sync_to_async(_delete)(surplus)
         await self._remember(record)
+        self.prune_soon()
         return session_id
 
     async def get(self, session_id: str, user: Any) -> SessionRecord | None:
@@ -82,15 +115,39 @@ class SessionStore:
             await layer.group_send(group_name(), event)
 
     def evict(self, session_id: str) -> None:
-        self._cache.pop(session_id, None)
+        cached = self._cache.pop(session_id, None)
+        if cached is not None:
+            self.cache_bytes -= cached[0].cost
 
     async def _remember(self, record: SessionRecord) -> None:
         # The hub delivers session-ended events from other processes, which keep this cache honest.
         await hub().add(self)
+        self.evict(record.id)
         self._cache[record.id] = (record, time.monotonic())
-        self._cache.move_to_end(record.id)
-        while len(self._cache) > CACHE_SIZE:
-            self._cache.popitem(last=False)
+        self.cache_bytes += record.cost
+        limit = int(mcp_settings.SESSION_CACHE_BYTES)
+        while self._cache and (len(self._cache) > CACHE_SIZE or self.cache_bytes > limit):
+            _id, (dropped, _seen) = self._cache.popitem(last=False)
+            self.cache_bytes -= dropped.cost
+
+    def prune_soon(self) -> None:
+        """Delete dead session rows in the background, unless this process did within SESSION_PRUNE_SECONDS."""
+        interval = float(mcp_settings.SESSION_PRUNE_SECONDS)
+        now = time.monotonic()
+        if interval <= 0 or self.pruning is not None or now - self.pruned_at < interval:
+            return
+        self.pruned_at = now
+        self.pruning = asyncio.ensure_future(self._prune())
+
+    async def _prune(self) -> None:
+        try:
+            # One chunk per trip to the database thread, so that other queries get their turn in between.
+            while await database_sync_to_async(_prune_chunk)() == PRUNE_CHUNK:
+                pass
+        except Exception:
+            logger.exception("Could not delete the rows of ended sessions")
+        finally:
+            self.pruning = None
 
     def tools_changed(self, snapshot: Any) -> None:
         """The store listens on the hub only for session-ended events."""
@@ -129,7 +186,32 @@ def _user_id(user: Any) -> Any:
     return user.pk if user is not None and getattr(user, "is_authenticated", False) else None
 
 
-def _insert(record: SessionRecord) -> None:
+def memory_size(value: Any) -> int:
+    """The memory a decoded JSON value holds: every object in it, as ``sys.getsizeof`` counts them.
+
+    Its JSON text says little: 9 KB of small keys decode into some 90 KB of dicts, ints and strings.
+    """
+    total = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        total += sys.getsizeof(item)
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return total
+
+
+def _dead() -> Q:
+    """Sessions that can never be used again: ended, or idle past SESSION_TTL_SECONDS."""
+    cutoff = timezone.now() - timedelta(seconds=int(mcp_settings.SESSION_TTL_SECONDS))
+    return Q(ended_at__isnull=False) | Q(last_seen_at__lt=cutoff)
+
+
+def _insert(record: SessionRecord, cap: int) -> list[str]:
+    """Store the session; the ids of its user's live sessions beyond ``cap``, least recently used first."""
     from mcp_tools.models import ClientSession
 
     ClientSession.objects.create(
@@ -139,6 +221,36 @@ def _insert(record: SessionRecord) -> None:
         client_capabilities=record.client_capabilities,
         client_info=record.client_info,
     )
+    mine = ClientSession.objects.filter(user_id=record.user_id)
+    mine.filter(_dead()).delete()
+    older = mine.exclude(id=record.id).order_by("-last_seen_at", "-created_at").values_list("id", flat=True)
+    return list(reversed(older[max(cap - 1, 0) :]))
+
+
+def _delete(session_ids: list[str]) -> None:
+    from mcp_tools.models import ClientSession
+
+    ClientSession.objects.filter(id__in=session_ids).delete()
+
+
+def _prune_chunk() -> int:
+    from mcp_tools.models import ClientSession
+
+    ids = list(ClientSession.objects.filter(_dead()).values_list("id", flat=True)[:PRUNE_CHUNK])
+    if not ids:
+        return 0
+    ClientSession.objects.filter(id__in=ids).delete()
+    return len(ids)
+
+
+def prune() -> int:
+    """Delete the rows of every ended or expired session; returns how many went."""
+    deleted = 0
+    while True:
+        done = _prune_chunk()
+        deleted += done
+        if done < PRUNE_CHUNK:
+            return deleted
 
 
 def _fetch(session_id: str) -> SessionRecord | None:

@@ -1,4 +1,7 @@
-"""Rate limits through django-ratelimit on the shared Django cache: per user and per token, per tool."""
+"""Rate limits through django-ratelimit on the shared Django cache: per user and per token, per tool.
+
+Calls refused as denied or unknown count apart, against ``DENIED_RATE``, across every tool name.
+"""
 
 from __future__ import annotations
 
@@ -13,14 +16,19 @@ from mcp_tools import permissions
 from mcp_tools.conf import mcp_settings
 
 GROUP = "mcp_tools.call"
+DENIED_GROUP = "mcp_tools.denied"
 
 
 @dataclass(frozen=True)
 class Limited:
-    """The call was over its rate; the caller may retry after ``retry_after`` seconds."""
+    """The call was over its rate; the caller may retry after ``retry_after`` seconds.
+
+    ``first`` says whether it is the first refusal of its counting window (for the user or the token).
+    """
 
     rate: str
     retry_after: int
+    first: bool = True
 
 
 def calls_per_second(rate: str) -> float:
@@ -48,16 +56,17 @@ def _keys(user: Any, token: Any) -> list[str]:
     return keys
 
 
-def _count(rate: str, tool_name: str, keys: list[str]) -> Limited | None:
+def _count(rate: str, group: str, keys: list[str]) -> Limited | None:
     worst: Limited | None = None
     for key in keys:
-        usage = get_usage(
-            SimpleNamespace(), group=f"{GROUP}:{tool_name}", key=lambda _g, _r, k=key: k, rate=rate, increment=True
-        )
+        usage = get_usage(SimpleNamespace(), group=group, key=lambda _g, _r, k=key: k, rate=rate, increment=True)
         if usage and usage["should_limit"]:
             # The window's last second still counts for it: the next one opens a second later.
             retry = max(1, int(usage["time_left"]) + 1)
-            worst = Limited(rate, max(retry, worst.retry_after if worst else 0))
+            first = usage["count"] <= usage["limit"] + 1
+            if worst is not None:
+                retry, first = max(retry, worst.retry_after), first or worst.first
+            worst = Limited(rate, retry, first)
     return worst
 
 
@@ -67,4 +76,12 @@ async def check(user: Any, token: Any, entry: Any, overrides: dict[tuple[int, in
     if not rate:
         return None
     # The cache may be Redis: keep its round trip off the event loop.
-    return await sync_to_async(_count, thread_sensitive=False)(rate, entry.name, _keys(user, token))
+    return await sync_to_async(_count, thread_sensitive=False)(rate, f"{GROUP}:{entry.name}", _keys(user, token))
+
+
+async def check_denied(user: Any, token: Any) -> Limited | None:
+    """Count a call refused as denied or unknown against DENIED_RATE; ``Limited`` when it is over."""
+    rate = mcp_settings.DENIED_RATE
+    if not rate:
+        return None
+    return await sync_to_async(_count, thread_sensitive=False)(rate, DENIED_GROUP, _keys(user, token))

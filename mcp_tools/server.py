@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -77,6 +78,41 @@ async def instructions_for(session: Session) -> str:
     return text
 
 
+def batch_refusal(session: Session, items: list[Any]) -> str | None:
+    """Why a batch is refused as a whole, or None."""
+    if not items:
+        return "Empty batch"
+    if session.revision != v.V2025_03_26:
+        return "Batches are not supported by the negotiated revision"
+    limit = int(mcp_settings.MAX_BATCH_ITEMS)
+    return f"Batch larger than {limit} messages" if len(items) > limit else None
+
+
+def client_state(params: dict[str, Any], name: str) -> dict[str, Any]:
+    """What a session keeps of ``params[name]`` (an object, else nothing); -32602 beyond MAX_CLIENT_STATE_BYTES."""
+    value = params.get(name, {})
+    if not isinstance(value, dict):
+        return {}
+    limit = int(mcp_settings.MAX_CLIENT_STATE_BYTES)
+    # Refused rather than cut: a truncated capabilities object would claim less, or other, than the client has.
+    if len(json.dumps(value, separators=(",", ":"))) > limit:
+        raise InvalidParams(f"{name} is larger than {limit} bytes")
+    return value
+
+
+def too_many_requests() -> InvalidRequest:
+    return InvalidRequest(f"Too many requests in progress (at most {mcp_settings.MAX_PENDING_REQUESTS})")
+
+
+def spawn_refusal(session: Session, request: Request) -> ProtocolError | None:
+    """Why a long-running request may not start on this session, or None."""
+    if request.id in session.in_flight:
+        return InvalidRequest(f"Request id {request.id!r} is already in use")
+    if len(session.in_flight) >= int(mcp_settings.MAX_PENDING_REQUESTS):
+        return too_many_requests()
+    return None
+
+
 class Server:
     """Dispatches decoded messages for a session; transports only move text in and out."""
 
@@ -119,25 +155,39 @@ class Server:
             session.emit(response)
 
     async def receive_batch(self, session: Session, items: list[Any]) -> None:
-        """Handle a JSON array of messages; only the 2025-03-26 revision allows them."""
-        if not items or session.revision != v.V2025_03_26:
-            reason = "Empty batch" if not items else "Batches are not supported by the negotiated revision"
-            session.emit(jsonrpc.error(None, InvalidRequest(reason)))
-            return
-        messages = [jsonrpc.classify(item) for item in items]
+        """Handle a JSON array of messages; only the 2025-03-26 revision allows them, up to MAX_BATCH_ITEMS."""
+        reason = batch_refusal(session, items)
+        messages = [jsonrpc.classify(item) for item in items] if reason is None else []
         refused = next((m.method for m in messages if isinstance(m, Request) and m.method in _NOT_IN_BATCHES), None)
         if refused is not None:
-            session.emit(jsonrpc.error(None, InvalidRequest(f"{refused} must not be part of a batch")))
+            reason = f"{refused} must not be part of a batch"
+        if reason is not None:
+            session.emit(jsonrpc.error(None, InvalidRequest(reason)))
             return
-        results = await asyncio.gather(*(self.handle(session, m) for m in messages))
+        results = await self._answer_members(session, messages)
         responses = [r for r in results if r is not None]
         if responses:
             session.emit(responses)
 
+    async def _answer_members(self, session: Session, messages: list[Message]) -> list[dict[str, Any] | None]:
+        """Answer the members of a batch side by side, starting one per turn of the event loop."""
+        tasks: list[asyncio.Future[dict[str, Any] | None]] = []
+        try:
+            for message in messages:
+                tasks.append(asyncio.ensure_future(self.handle(session, message)))
+                # Members that never wait (ping, tools/list) would otherwise run back to back in one turn,
+                # keeping every other connection of this process waiting until the whole batch is done.
+                await asyncio.sleep(0)
+            return list(await asyncio.gather(*tasks))
+        except asyncio.CancelledError:
+            for task in tasks:
+                task.cancel()
+            raise
+
     def _spawn(self, session: Session, request: Request) -> None:
-        if request.id in session.in_flight:
-            error = InvalidRequest(f"Request id {request.id!r} is already in use")
-            session.emit(jsonrpc.error(request.id, error))
+        refusal = spawn_refusal(session, request)
+        if refusal is not None:
+            session.emit(jsonrpc.error(request.id, refusal))
             return
         task = asyncio.ensure_future(self._run_spawned(session, request))
         session.in_flight[request.id] = InFlight(task)
@@ -166,6 +216,11 @@ class Server:
             # Expiry binds at the moment it passes, whichever comes first: this request or the hub's timer.
             session.end(problem)
             return jsonrpc.error(message.id, Unauthenticated(problem))
+
+
+        if message.method in _CONCURRENT and len(session.in_flight) > int(mcp_settings.MAX_PENDING_REQUESTS):
+            # Over HTTP each POST of a session adds itself to the session's table before it gets here.
+            return jsonrpc.error(message.id, too_many_requests())
         try:
             scope = self.scope(session, message)
             result = await self.methods[message.method](session, message, scope)
@@ -216,10 +271,9 @@ class Server:
         if negotiated is None:
             data = {"supported": v.supported_wire_values(), "requested": requested}
             raise InvalidParams("Unsupported protocol version", data)
-        capabilities_ = params.get("capabilities", {})
-        client_info = params.get("clientInfo", {})
-        session.client_capabilities = capabilities_ if isinstance(capabilities_, dict) else {}
-        session.client_info = client_info if isinstance(client_info, dict) else {}
+        capabilities_ = client_state(params, "capabilities")
+        client_info = client_state(params, "clientInfo")
+        session.client_capabilities, session.client_info = capabilities_, client_info
         session.revision = negotiated
         result: dict[str, Any] = {
             "protocolVersion": negotiated.wire,

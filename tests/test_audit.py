@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import io
 import re
+import threading
 import uuid
 from collections.abc import Iterator
 from datetime import timedelta
@@ -15,12 +17,19 @@ from django.contrib.auth.models import AnonymousUser
 from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils import timezone
+from hypothesis import example, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
-from mcp_tools.audit import MASK, audit_log
+from mcp_tools import audit_arguments
+from mcp_tools.audit import audit_log
+from mcp_tools.audit_arguments import MASK, SecretNames, compact
 from mcp_tools.calls import GENERIC_FAILURE
+from mcp_tools.conf import DEFAULTS
 from mcp_tools.exceptions import INVALID_PARAMS
 from mcp_tools.models import AccessToken, Tool, ToolCall
 from mcp_tools.protocol.jsonrpc import encode
+from mcp_tools.sensitive import SECRET_PARTS, SECRET_WORDS, is_secret_name
 from tests.conftest import TIMEOUT, WSClient, db_call, ws_headers
 from tests.live.asgi_http import HttpClient
 from tests.test_server import connected, error, rpc, start_slow_count, text_result
@@ -57,6 +66,12 @@ def row(user: Any, tool_name: str, outcome: str, **fields: Any) -> dict[str, Any
         "result_bytes": 0,
     }
     return expected | fields
+
+
+def digest(value: Any) -> dict[str, Any]:
+    """The marker of a value the audit trail cut: the SHA-256 and size of its compact JSON."""
+    text = compact(value)
+    return {"_truncated": True, "sha256": hashlib.sha256(text.encode()).hexdigest(), "bytes": len(text)}
 
 
 def rows() -> list[dict[str, Any]]:
@@ -341,14 +356,51 @@ class TestArguments:
             "Authorization": MASK,
         }
 
-    async def test_audit_redact_replaces_the_masked_names(self, tools, user, settings):
-        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_REDACT": ["PIN"]}
+    async def test_keys_are_masked_by_the_secret_name_rule_in_any_spelling(self, tools, user):
         wire = await connected(user)
+        arguments = {
+            "apiKey": "k",
+            "client-secret": "s",
+            "refreshToken": "t",
+            "X-Api-Key": "x",
+            "otp": "123456",
+            "sort_key": "name",
+            "keyboard": "qwerty",
+            "cookie": "sessionid=1",
+            "nested": [{"privateKey": "p", "monkey": "visible"}],
+        }
 
-        await wire.call("add", {"a": 1, "b": 2, "pin": "1234", "password": "shown"})
+        await wire.call("add", arguments)
 
         [recorded] = await db_call(rows)
-        assert recorded["arguments"] == {"a": 1, "b": 2, "pin": MASK, "password": "shown"}
+        assert recorded["arguments"] == {
+            "apiKey": MASK,
+            "client-secret": MASK,
+            "refreshToken": MASK,
+            "X-Api-Key": MASK,
+            "otp": MASK,
+            "sort_key": MASK,
+            "keyboard": "qwerty",
+            "cookie": MASK,
+            "nested": [{"privateKey": MASK, "monkey": "visible"}],
+        }
+
+    async def test_audit_redact_adds_names_and_the_default_entries_still_apply(self, tools, user, settings):
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_REDACT": ["customer_ref"]}
+        wire = await connected(user)
+
+        await wire.call(
+            "add", {"a": 1, "customerRef": "c1", "old-customer-ref": "c0", "password": "p", "Authorization": "Bearer x"}
+        )
+
+        [recorded] = await db_call(rows)
+        assert recorded["arguments"] == {
+            "a": 1,
+            "customerRef": MASK,
+            "old-customer-ref": MASK,
+            "password": MASK,
+            "Authorization": MASK,
+        }
 
     async def test_arguments_that_are_not_an_object_are_kept_under_one_key(self, tools, user):
         wire = await connected(user)
@@ -358,14 +410,87 @@ class TestArguments:
         [recorded] = await db_call(rows)
         assert (recorded["arguments"], recorded["outcome"]) == ({"_": [1, 2]}, "invalid")
 
-    async def test_huge_arguments_are_stored_as_their_keys_only(self, tools, user):
+    async def test_huge_arguments_keep_a_digest_of_the_whole_and_of_each_value_cut(self, tools, user):
+        items = [f"tag-{i}" for i in range(3000)]
         wire = await connected(user)
 
-        reply = await wire.call("tags", {"items": [f"tag-{i}" for i in range(3000)]})
+        reply = await wire.call("tags", {"items": items})
 
         [recorded] = await db_call(rows)
         assert reply["result"]["isError"] is False
-        assert recorded["arguments"] == {"_truncated": True, "keys": ["items"]}
+        assert recorded["arguments"] == {
+            **digest({"items": items}),
+            "keys": 1,
+            "arguments": {"items": {"_truncated": True, "start": compact(items)[:64], **digest(items)}},
+        }
+
+    async def test_padding_one_argument_never_hides_another(self, tools, user):
+        arguments = {"pad": "x" * 20_000, "reason": "DROP TABLE orders", "password": "hunter2"}
+        wire = await connected(user)
+
+        await wire.call("fail_politely", arguments)
+
+        [recorded] = await db_call(rows)
+        masked = {**arguments, "password": MASK}
+        assert recorded["arguments"] == {
+            **digest(masked),
+            "keys": 3,
+            "arguments": {
+                "reason": "DROP TABLE orders",
+                "pad": {"_truncated": True, "start": "x" * 64, **digest("x" * 20_000)},
+                "password": MASK,
+            },
+        }
+
+    async def test_thousands_of_keys_keep_the_tools_own_arguments_within_the_size_cap(self, tools, user):
+        arguments = {**{str(i): 0 for i in range(70_000)}, "reason": "DROP TABLE orders"}
+        wire = await connected(user)
+
+        reply = await wire.call("fail_politely", arguments)
+
+        [recorded] = await db_call(rows)
+        stored = recorded["arguments"]
+        assert reply["result"]["isError"] is True
+        assert len(compact(stored)) <= DEFAULTS["AUDIT_MAX_ARGUMENT_BYTES"]
+        assert (stored["sha256"], stored["bytes"], stored["keys"]) == (
+            digest(arguments)["sha256"],
+            len(compact(arguments)),
+            70_001,
+        )
+        assert stored["arguments"]["reason"] == "DROP TABLE orders"
+        assert 100 < len(stored["arguments"]) < 2000
+
+    async def test_audit_max_argument_bytes_sets_the_cap(self, tools, user, settings):
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_MAX_ARGUMENT_BYTES": 1000}
+        wire = await connected(user)
+        fits = {"items": ["a" * 40] * 20}
+        cut = {"items": ["a" * 40] * 30}
+
+        await wire.call("tags", fits)
+        await wire.call("tags", cut)
+
+        kept, truncated = [r["arguments"] for r in await db_call(rows)]
+        assert len(compact(fits)) <= 1000 < len(compact(cut))
+        assert kept == fits
+        assert (truncated["_truncated"], truncated["bytes"]) == (True, len(compact(cut)))
+        assert len(compact(truncated)) <= 1000
+
+    async def test_arguments_too_large_to_keep_whole_are_cut_off_the_event_loop(self, tools, user, monkeypatch):
+        threads: list[int] = []
+        cut = audit_arguments.truncated
+
+        def noted(*args: Any) -> Any:
+            threads.append(threading.get_ident())
+            return cut(*args)
+
+        monkeypatch.setattr(audit_arguments, "truncated", noted)
+        wire = await connected(user)
+
+        await wire.call("tags", {"items": ["a" * 40] * 1000})
+        await wire.call("tags", {"items": ["a" * 40] * 10})
+
+        assert len(threads) == 1
+        assert threads[0] != threading.get_ident()
 
     @pytest.mark.parametrize(
         ("name", "arguments", "stored_name", "stored_arguments"),
@@ -596,3 +721,22 @@ class TestAdmin:
         assert (added.status_code, changed.status_code) == (403, 403)
         assert ToolCall.objects.get(pk=audited[0].pk).outcome == "ok"
         assert not ToolCall.objects.filter(tool_name="forged").exists()
+
+
+# The audit trail's quick secret-name check -------------------------------------------------------
+
+NAME_PIECES = [*SECRET_WORDS, *SECRET_PARTS, "pass", "Word", "api", "KEY", "customer", "ref", "x", "board", "é"]
+SEPARATOR_PIECES = ["", "_", "-", ".", " ", "__", "9"]
+
+
+@given(
+    pieces=st.lists(st.tuples(st.sampled_from(NAME_PIECES), st.sampled_from(SEPARATOR_PIECES)), max_size=5),
+    extra=st.lists(st.sampled_from(["customer_ref", "authorization", "cookie", "refCode", "x-y"]), max_size=3),
+)
+@example(pieces=[("pass", "_"), ("Word", "")], extra=[])
+@example(pieces=[("x", "."), ("customer", "-"), ("ref", "")], extra=["customer_ref"])
+@hypothesis_settings(max_examples=500, deadline=None, database=None)
+def test_the_quick_secret_check_agrees_with_the_shared_rule(pieces, extra):
+    name = "".join(word + separator for word, separator in pieces)
+
+    assert SecretNames(extra)(name) is is_secret_name(name, extra)

@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 from django.utils import timezone
 
 from mcp_tools.authentication import AuthenticationFailed, authenticate, bearer_token, header, user_for_token
 from mcp_tools.exceptions import INVALID_REQUEST
 from mcp_tools.models import AccessToken
-from mcp_tools.origins import allowed_hosts, host_allowed, origin_allowed, scope_problem
+from mcp_tools.origins import allowed_hosts, connection_origin, host_allowed, origin_allowed, scope_problem
 from tests.conftest import TIMEOUT, WSClient, db_call, ws_headers
 
 HOST = (b"host", b"testserver")
@@ -57,6 +58,87 @@ def login_cookie(user: Any) -> tuple[bytes, bytes]:
     client = Client()
     client.force_login(user)
     return (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())
+
+
+# Which Origin a connection accepts: (secure connection, Host header, Origin header, accepted). The HTTP
+# tests run the same table.
+ORIGIN_CASES: list[tuple[bool, str, str | None, bool]] = [
+    (False, "testserver", None, True),
+    (False, "testserver", "http://testserver", True),
+    (False, "testserver", "http://TESTSERVER:80", True),
+    (False, "testserver:80", "http://testserver", True),
+    (False, "127.0.0.1:8000", "http://127.0.0.1:8000", True),
+    (False, "127.0.0.1:8000", "http://127.0.0.1:3000", False),
+    (False, "127.0.0.1:8000", "https://localhost:4444", False),
+    (False, "127.0.0.1:8000", "http://localhost:8000", False),
+    (False, "127.0.0.1:8000", "https://127.0.0.1:8000", False),
+    (True, "testserver", "https://testserver", True),
+    (True, "testserver", "https://testserver:443", True),
+    (True, "testserver:443", "https://testserver", True),
+    (True, "testserver", "http://testserver", False),
+    (True, "testserver", "https://testserver:8443", False),
+    (False, "[::1]:8000", "http://[::1]:8000", True),
+    (False, "[::1]:8000", "http://[::1]:8001", False),
+    (False, "[::1]:8000", "http://127.0.0.1:8000", False),
+    (False, "[::1]", "http://[::1]:80", True),
+    (False, "testserver", "null", False),
+    (False, "testserver", "", False),
+    (False, "testserver", "file://testserver", False),
+    (False, "testserver", "ws://testserver", False),
+    (False, "testserver", "http://evil.example", False),
+    (False, "testserver", "http://testserver.evil.example", False),
+    (False, "testserver", "http://testserver/", False),
+    (False, "testserver", "http://user@testserver", False),
+    (False, "testserver", "http://testserver:port", False),
+    (False, "testserver", "http://[::1", False),
+]
+ORIGIN_IDS = [f"{'secure' if s else 'plain'}-{h}-{o}" for s, h, o, _accepted in ORIGIN_CASES]
+LISTED_ORIGIN_VERDICTS = [
+    ("https://app.example", True),
+    ("https://app.example:443", True),
+    ("http://app.example", False),
+    ("https://app.example:8443", False),
+    ("https://sub.app.example", False),
+    ("http://[::1]:3000", True),
+    ("http://[::1]:3001", False),
+]
+LISTED_ORIGINS = [origin for origin, _accepted in LISTED_ORIGIN_VERDICTS]
+CSRF_ORIGIN_VERDICTS = [
+    ("https://shop.example", True),
+    ("http://shop.example", False),
+    ("https://a.example.com", True),
+    ("https://a.b.example.com", True),
+    ("https://a.example.com:8443", False),
+    ("http://a.example.com", False),
+    ("https://example.com.evil", False),
+]
+CSRF_ORIGINS = [origin for origin, _accepted in CSRF_ORIGIN_VERDICTS]
+# (X-Forwarded-Proto, Origin, accepted) on a plain connection to testserver, the proxy header set.
+PROXY_CASES: list[tuple[str | None, str, bool]] = [
+    ("https", "https://testserver", True),
+    ("https", "http://testserver", False),
+    ("https, http", "https://testserver", True),
+    ("http", "http://testserver", True),
+    ("http", "https://testserver", False),
+    (None, "http://testserver", True),
+]
+
+
+async def handshake(
+    token: str, host: str, origin: str | None, *, scheme: str = "ws", extra: list[tuple[bytes, bytes]] | None = None
+) -> bool:
+    """Whether a WebSocket handshake with this Host, Origin and scheme is accepted."""
+    from tests.asgi import application
+
+    headers = [(b"host", host.encode()), bearer(token), *(extra or [])]
+    if origin is not None:
+        headers.append((b"origin", origin.encode()))
+    communicator = WebsocketCommunicator(application, "/mcp/ws", headers=headers, subprotocols=["mcp"])
+    communicator.scope["scheme"] = scheme
+    accepted, _detail = await communicator.connect(timeout=TIMEOUT)
+    if accepted:
+        await communicator.disconnect(timeout=TIMEOUT)
+    return bool(accepted)
 
 
 # Over the WebSocket --------------------------------------------------------------------------------
@@ -154,33 +236,36 @@ class TestHandshake:
 
         assert reply["result"]["structuredContent"] == {"result": 2}
 
-    @pytest.mark.parametrize(
-        ("origin", "accepted"),
-        [
-            (None, True),
-            ("http://testserver", True),
-            ("https://localhost:8443", True),
-            ("http://[::1]:8000", True),
-            ("http://evil.example", False),
-            ("http://testserver.evil.example", False),
-            ("null", False),
-            ("file://testserver", False),
-        ],
-    )
-    async def test_origin_must_be_absent_or_an_allowed_host(self, ws_connect, token, tools, origin, accepted):
-        headers = ws_headers(token) + ([] if origin is None else [(b"origin", origin.encode())])
+    @pytest.mark.parametrize(("secure", "host", "origin", "accepted"), ORIGIN_CASES, ids=ORIGIN_IDS)
+    async def test_origin_must_be_absent_or_the_connections_own_scheme_host_and_port(
+        self, token, tools, secure, host, origin, accepted
+    ):
+        accepted_now = await handshake(token, host, origin, scheme="wss" if secure else "ws")
 
-        _communicator, was_accepted, _ = await ws_connect(headers)
+        assert accepted_now is accepted
 
-        assert was_accepted is accepted
+    async def test_allowed_origins_admits_a_listed_origin_on_its_scheme_and_port_only(self, token, tools, settings):
+        mcp_tools_setting(settings, ALLOWED_ORIGINS=["https://app.example", "http://[::1]:3000"])
 
-    async def test_allowed_origins_admits_a_listed_foreign_origin(self, ws_connect, token, tools, settings):
-        mcp_tools_setting(settings, ALLOWED_ORIGINS=["https://app.example"])
+        verdicts = [await handshake(token, "testserver", origin) for origin in LISTED_ORIGINS]
 
-        _communicator, listed, _ = await ws_connect([*ws_headers(token), (b"origin", b"https://app.example")])
-        _communicator, other, _ = await ws_connect([*ws_headers(token), (b"origin", b"https://evil.example")])
+        assert verdicts == [accepted for _origin, accepted in LISTED_ORIGIN_VERDICTS]
 
-        assert (listed, other) == (True, False)
+    async def test_csrf_trusted_origins_are_trusted_too(self, token, tools, settings):
+        settings.CSRF_TRUSTED_ORIGINS = ["https://shop.example", "https://*.example.com"]
+
+        verdicts = [await handshake(token, "testserver", origin) for origin in CSRF_ORIGINS]
+
+        assert verdicts == [accepted for _origin, accepted in CSRF_ORIGIN_VERDICTS]
+
+    @pytest.mark.parametrize(("forwarded", "origin", "accepted"), PROXY_CASES)
+    async def test_secure_proxy_ssl_header_decides_the_scheme_of_the_own_origin(
+        self, token, tools, settings, forwarded, origin, accepted
+    ):
+        settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+        extra = [] if forwarded is None else [(b"x-forwarded-proto", forwarded.encode())]
+
+        assert await handshake(token, "testserver", origin, extra=extra) is accepted
 
     @pytest.mark.parametrize("host", [b"evil.example", b"testserver.evil.example", b""])
     async def test_a_foreign_or_empty_host_is_refused(self, ws_connect, token, tools, host):
@@ -386,40 +471,47 @@ def test_host_allowed_checks_allowed_hosts(host, allowed):
     assert host_allowed(host) is allowed
 
 
-@pytest.mark.parametrize(
-    ("origin", "allowed"),
-    [
-        (None, True),
-        ("http://testserver", True),
-        ("https://testserver:8443", True),
-        ("http://127.0.0.1:8000", True),
-        ("http://[::1]:8000", True),
-        ("http://evil.example", False),
-        ("https://testserver.evil.example", False),
-        ("null", False),
-        ("", False),
-        ("ftp://testserver", False),
-        ("testserver", False),
-    ],
-)
-def test_origin_allowed_admits_absent_origins_and_allowed_hosts(origin, allowed):
-    assert origin_allowed(origin) is allowed
+@pytest.mark.parametrize(("secure", "host", "origin", "allowed"), ORIGIN_CASES, ids=ORIGIN_IDS)
+def test_origin_allowed_compares_scheme_host_and_port_with_the_connection(secure, host, origin, allowed):
+    connection = {"type": "http", "scheme": "https" if secure else "http", "headers": [(b"host", host.encode())]}
 
-
-def test_origin_allowed_admits_listed_origins_exactly(settings):
-    mcp_tools_setting(settings, ALLOWED_ORIGINS=["https://app.example"])
-
-    assert [origin_allowed(o) for o in ("https://app.example", "http://app.example", "https://app.example:1")] == [
-        True,
-        False,
-        False,
-    ]
+    assert origin_allowed(origin, connection) is allowed
 
 
 def test_origin_allowed_admits_every_origin_with_a_wildcard(settings):
     mcp_tools_setting(settings, ALLOWED_ORIGINS=["*"])
 
-    assert origin_allowed("http://evil.example") is True
+    assert [origin_allowed(o, scope(HOST)) for o in ("http://evil.example", "null")] == [True, True]
+
+
+def test_origin_allowed_ignores_entries_that_are_not_full_origins(settings):
+    mcp_tools_setting(settings, ALLOWED_ORIGINS=["evil.example", ".evil.example", "http://.evil.example"])
+    settings.CSRF_TRUSTED_ORIGINS = ["evil.example"]
+
+    assert origin_allowed("http://evil.example", scope(HOST)) is False
+
+
+def test_allowed_origins_that_is_not_a_list_trusts_nothing(settings):
+    mcp_tools_setting(settings, ALLOWED_ORIGINS="https://*.evil.example")
+
+    assert origin_allowed("https://a.evil.example", scope(HOST)) is False
+
+
+@pytest.mark.parametrize(
+    ("scope_scheme", "kind", "expected"),
+    [("ws", "websocket", "http"), ("wss", "websocket", "https"), ("http", "http", "http"), ("https", "http", "https")],
+)
+def test_connection_origin_is_the_scheme_of_the_connection_and_its_host(scope_scheme, kind, expected):
+    connection = {"type": kind, "scheme": scope_scheme, "headers": [(b"host", b"[::1]:8000")]}
+
+    assert connection_origin(connection) == f"{expected}://[::1]:8000"
+
+
+def test_a_misconfigured_secure_proxy_ssl_header_is_reported_like_django_does(settings):
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO",)
+
+    with pytest.raises(ImproperlyConfigured, match="SECURE_PROXY_SSL_HEADER"):
+        origin_allowed("http://testserver", scope(HOST))
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,23 @@ def not_positive(name: str) -> checks.Error:
     )
 
 
+ORIGIN_HINT = 'Write "*" or a full origin, scheme://host[:port]: "https://app.example.com", "https://*.example.com".'
+
+
+def not_an_origin(entry: str) -> checks.Error:
+    return checks.Error(
+        f"MCP_TOOLS['ALLOWED_ORIGINS'] entry {entry!r} is not an origin.", hint=ORIGIN_HINT, id="mcp_tools.E006"
+    )
+
+
+def not_a_rate(name: str) -> checks.Error:
+    return checks.Error(
+        f'MCP_TOOLS[{name!r}] must be a rate such as "30/m", or None.',
+        hint='Calls per period: "30/m", "1000/h", "10/5s".',
+        id="mcp_tools.E007",
+    )
+
+
 CASES: list[tuple[str, dict[str, Any], list[checks.CheckMessage]]] = [
     ("valid settings", {}, []),
     ("every key set", {"MCP_TOOLS": dict(DEFAULTS)}, []),
@@ -102,6 +119,26 @@ CASES: list[tuple[str, dict[str, Any], list[checks.CheckMessage]]] = [
             "CHANNEL_LAYERS": {"events": {"BACKEND": "channels.layers.InMemoryChannelLayer"}},
         },
         [],
+    ),
+    (
+        "allowed origins that are not origins",
+        {
+            "MCP_TOOLS": {
+                "ALLOWED_ORIGINS": ["*", "https://app.example", "https://*.example.com", "app.example", "null"]
+            }
+        },
+        [not_an_origin("app.example"), not_an_origin("null")],
+    ),
+    (
+        "allowed origins not a list",
+        {"MCP_TOOLS": {"ALLOWED_ORIGINS": "https://app.example"}},
+        [checks.Error("MCP_TOOLS['ALLOWED_ORIGINS'] must be a list.", hint=ORIGIN_HINT, id="mcp_tools.E006")],
+    ),
+    ("rates set and unset", {"MCP_TOOLS": {"DEFAULT_RATE": "10/5s", "DENIED_RATE": None}}, []),
+    (
+        "rates that are not rates",
+        {"MCP_TOOLS": {"DEFAULT_RATE": "30 per minute", "DENIED_RATE": 30}},
+        [not_a_rate("DEFAULT_RATE"), not_a_rate("DENIED_RATE")],
     ),
     ("CHANNEL_LAYERS empty", {"CHANNEL_LAYERS": {}}, [NO_LAYER]),
     ("CHANNEL_LAYERS absent", {"CHANNEL_LAYERS": None}, [NO_LAYER]),

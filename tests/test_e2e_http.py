@@ -19,6 +19,7 @@ from mcp_tools import __version__
 from tests.live.admin_client import AdminClient
 from tests.live.servers import ServerProcess
 from tests.live.sites import Site
+from tests.test_e2e_websocket import local_origins
 
 pytest_plugins = ["tests.live.fixtures"]
 
@@ -26,6 +27,11 @@ TIMEOUT = 10
 TOOL_ADMIN = "mcp_tools/tool"
 PAGE_SIZE = 5  # tests.settings MCP_TOOLS["PAGE_SIZE"]
 MODES = [("auto", "2026-07-28"), ("legacy", "2025-11-25")]
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+MODERN_HEADERS = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"}
 
 
 @asynccontextmanager
@@ -155,3 +161,20 @@ async def test_a_legacy_session_hears_admin_edits_on_its_get_stream(uvicorn_serv
     assert (hidden_heard, restored_heard) == (changed, changed)
     assert hidden == [tool for tool in before if tool.name != "whoami"]
     assert restored == before
+
+
+async def test_only_the_servers_own_origin_may_post(uvicorn_server, live_site):
+    headers = {
+        "Authorization": f"Bearer {live_site.seeded.token}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        **MODERN_HEADERS,
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": MODERN_META}}
+    statuses: list[tuple[str, int]] = []
+    async with httpx2.AsyncClient(timeout=TIMEOUT) as http:
+        for origin, _accepted in local_origins(uvicorn_server):
+            reply = await http.post(uvicorn_server.url("/mcp"), json=body, headers={**headers, "Origin": origin})
+            statuses.append((origin, reply.status_code))
+
+    assert statuses == [(origin, 200 if accepted else 403) for origin, accepted in local_origins(uvicorn_server)]

@@ -136,3 +136,31 @@ async def test_handshake_from_a_foreign_origin_is_refused_with_403(uvicorn_serve
         "id": None,
         "error": {"code": INVALID_REQUEST, "message": "Invalid Origin header"},
     }
+
+
+def local_origins(server: ServerProcess) -> list[tuple[str, bool]]:
+    """Origins of pages a browser on this machine might show, and whether the server on its port takes them."""
+    return [
+        (server.base_url, True),
+        (f"http://127.0.0.1:{server.port + 1}", False),
+        (f"https://127.0.0.1:{server.port}", False),
+        (f"http://localhost:{server.port}", False),
+        ("https://localhost:4444", False),
+        ("null", False),
+    ]
+
+
+async def test_only_the_servers_own_origin_may_open_a_handshake(uvicorn_server: ServerProcess, live_site: Site):
+    token = live_site.seeded.token
+    verdicts: list[tuple[str, bool]] = []
+    for origin, _accepted in local_origins(uvicorn_server):
+        try:
+            async with mcp_websocket(uvicorn_server.ws_url(), token, origin=origin) as client:
+                await client.initialize(LATEST)
+        except InvalidStatus as refused:
+            assert refused.response.status_code == 403
+            verdicts.append((origin, False))
+        else:
+            verdicts.append((origin, True))
+
+    assert verdicts == local_origins(uvicorn_server)

@@ -21,6 +21,13 @@ from tests.conftest import TIMEOUT, WSClient, db_call
 from tests.live.asgi_http import HttpClient, notification, request
 from tests.live.sse import Frame
 from tests.live.tasks import tasks_running
+from tests.test_auth import (
+    CSRF_ORIGIN_VERDICTS,
+    LISTED_ORIGIN_VERDICTS,
+    ORIGIN_CASES,
+    ORIGIN_IDS,
+    PROXY_CASES,
+)
 from tests.testapp.mcp_tools import gate
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -408,17 +415,38 @@ class TestGuards:
 
         assert (reply.status, reply.json()) == (421, error(INVALID_REQUEST, "Invalid Host header"))
 
-    @pytest.mark.parametrize("origin", ["http://evil.example", "null", "file://testserver"])
-    async def test_a_foreign_origin_is_refused_with_403(self, session, origin):
-        reply = await session.send(request(1, "ping"), headers={"origin": origin})
+    @pytest.mark.parametrize(("secure", "host", "origin", "accepted"), ORIGIN_CASES, ids=ORIGIN_IDS)
+    async def test_origin_must_be_absent_or_the_connections_own_scheme_host_and_port(
+        self, session, secure, host, origin, accepted
+    ):
+        session.scheme = "https" if secure else "http"
 
-        assert (reply.status, reply.headers) == (403, JSON)
-        assert reply.json() == error(INVALID_REQUEST, "Invalid Origin header")
+        reply = await session.send(request(1, "ping"), headers={"host": host, "origin": origin})
 
-    async def test_the_sites_own_origin_is_accepted(self, session):
-        reply = await session.send(request(1, "ping"), headers={"origin": "http://testserver"})
+        if accepted:
+            assert (reply.status, reply.json()) == (200, result(1, {}))
+        else:
+            assert (reply.status, reply.headers) == (403, JSON)
+            assert reply.json() == error(INVALID_REQUEST, "Invalid Origin header")
 
-        assert (reply.status, reply.json()) == (200, result(1, {}))
+    async def test_allowed_origins_and_csrf_trusted_origins_admit_their_origins_only(self, session, settings):
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "ALLOWED_ORIGINS": ["https://app.example", "http://[::1]:3000"]}
+        settings.CSRF_TRUSTED_ORIGINS = ["https://shop.example", "https://*.example.com"]
+        verdicts = [*LISTED_ORIGIN_VERDICTS, *CSRF_ORIGIN_VERDICTS]
+
+        statuses = [(await session.send(request(1, "ping"), headers={"origin": o})).status for o, _ in verdicts]
+
+        assert statuses == [200 if accepted else 403 for _origin, accepted in verdicts]
+
+    @pytest.mark.parametrize(("forwarded", "origin", "accepted"), PROXY_CASES)
+    async def test_secure_proxy_ssl_header_decides_the_scheme_of_the_own_origin(
+        self, session, settings, forwarded, origin, accepted
+    ):
+        settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+        reply = await session.send(request(1, "ping"), headers={"origin": origin, "x-forwarded-proto": forwarded})
+
+        assert reply.status == (200 if accepted else 403)
 
 
 class TestAuthentication:

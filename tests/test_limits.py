@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from mcp_tools.conf import DEFAULTS
 from mcp_tools.exceptions import INVALID_PARAMS, INVALID_REQUEST
 from mcp_tools.models import Tool, ToolCall
 from mcp_tools.protocol.jsonrpc import encode
@@ -30,6 +32,7 @@ from tests.testapp.mcp_tools import gate, sync_cancel_seen, sync_started
 pytestmark = pytest.mark.django_db(transaction=True)
 
 LATEST = "2025-11-25"
+LOCMEM = "django.core.cache.backends.locmem.LocMemCache"
 TOO_MANY = "Too many calls in progress (at most {})."
 TIMED_OUT = "The tool did not finish within {} s."
 TOO_BIG = "The result is larger than {} bytes."
@@ -416,3 +419,161 @@ async def test_a_websocket_frame_over_a_custom_limit_is_refused_and_the_socket_s
 
 async def ws_answers_ping(*clients: WSClient) -> bool:
     return all([(await client.request("ping")).get("result") == {} for client in clients])
+
+
+# MAX_BATCH_ITEMS ---------------------------------------------------------------------------------
+
+BATCH_TOO_LARGE = "Batch larger than {} messages"
+TOO_MANY_REQUESTS = "Too many requests in progress (at most {})"
+
+
+def add_call(request_id: Any) -> dict[str, Any]:
+    return rpc(request_id, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+
+
+def audited_outcomes() -> list[str]:
+    return list(ToolCall.objects.order_by("pk").values_list("outcome", flat=True))
+
+
+async def test_a_batch_of_max_batch_items_is_answered_and_one_more_is_refused_whole(tools, user):
+    wire = await connected(user, "2025-03-26")
+    limit = DEFAULTS["MAX_BATCH_ITEMS"]
+
+    await wire.send([rpc(i, "ping") for i in range(limit)])
+    answered = wire.sent[-1]
+    await wire.send([rpc(i, "ping") for i in range(limit)] + [add_call(limit)])
+
+    assert answered == [pong(i) for i in range(limit)]
+    assert wire.sent[-1] == error(None, INVALID_REQUEST, BATCH_TOO_LARGE.format(limit))
+    assert await db_call(audited_outcomes) == []
+
+
+async def test_max_batch_items_sets_the_limit(tools, user, settings):
+    mcp_tools_setting(settings, MAX_BATCH_ITEMS=3)
+    wire = await connected(user, "2025-03-26")
+
+    await wire.send([rpc(i, "ping") for i in range(4)])
+
+    assert wire.sent[-1] == error(None, INVALID_REQUEST, BATCH_TOO_LARGE.format(3))
+    assert await answers_ping(wire)
+
+
+async def test_an_http_batch_over_max_batch_items_is_answered_400(token, tools, settings):
+    mcp_tools_setting(settings, MAX_BATCH_ITEMS=3)
+    client = HttpClient(token)
+    await client.initialize("2025-03-26")
+
+    reply = await client.send([add_call(i) for i in range(4)])
+
+    assert (reply.status, reply.json()) == (400, error(None, INVALID_REQUEST, BATCH_TOO_LARGE.format(3)))
+    assert await db_call(audited_outcomes) == []
+
+
+async def test_every_call_of_a_batch_counts_against_the_rate_even_under_one_id(tools, user, settings):
+    settings.CACHES = {"default": {"BACKEND": LOCMEM, "LOCATION": f"batch-{uuid.uuid4().hex}"}}
+    # A day-long window: the batch cannot straddle two windows.
+    mcp_tools_setting(settings, DEFAULT_RATE="3/d")
+    wire = await connected(user, "2025-03-26")
+
+    await wire.send([add_call(1) for _ in range(5)])
+
+    texts = sorted(response["result"]["content"][0]["text"] for response in wire.sent[-1])
+    assert [response["id"] for response in wire.sent[-1]] == [1] * 5
+    assert texts[:3] == ["3", "3", "3"]
+    assert all(text.startswith("Rate limit 3/d exceeded: retry after ") for text in texts[3:])
+    # The second refusal falls in the window the first one already recorded.
+    assert sorted(await db_call(audited_outcomes)) == ["ok", "ok", "ok", "rate_limited"]
+
+
+async def test_the_calls_of_a_batch_under_one_id_count_against_the_concurrency_limit(tools, user, settings, held):
+    mcp_tools_setting(settings, MAX_CONCURRENT_CALLS=2)
+    wire = await connected(user, "2025-03-26")
+    await wire.call("add", {"a": 1, "b": 2})
+    members = [
+        rpc(7, "tools/call", {"name": "slow_count", "arguments": {"steps": 1}, "_meta": {"progressToken": i}})
+        for i in range(10)
+    ]
+    sending = asyncio.ensure_future(wire.send(members))
+    started: set[Any] = set()
+    for _ in range(2):
+        progress = await wire.wait_for(
+            lambda m: is_notification("notifications/progress")(m) and m["params"]["progressToken"] not in started
+        )
+        started.add(progress["params"]["progressToken"])
+
+    gate.open()
+    await asyncio.wait_for(sending, TIMEOUT)
+    answers = [response["result"]["content"][0]["text"] for response in wire.sent[-1]]
+
+    assert sorted(answers) == sorted(['{"counted":1}'] * 2 + [TOO_MANY.format(2)] * 8)
+
+
+async def test_the_event_loop_takes_a_turn_before_each_member_of_a_batch(tools, user, monkeypatch):
+    wire = await connected(user, "2025-03-26")
+    await wire.request("tools/list")
+    limit = DEFAULTS["MAX_BATCH_ITEMS"]
+    turns = 0
+    turns_at_start: list[int] = []
+    handle = wire.server.handle
+
+    async def count_turns() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    async def noted(session: Any, message: Any) -> Any:
+        turns_at_start.append(turns)
+        return await handle(session, message)
+
+    monkeypatch.setattr(wire.server, "handle", noted)
+    counter = asyncio.ensure_future(count_turns())
+    await wire.send([rpc(i, "tools/list") for i in range(limit)])
+    counter.cancel()
+
+    # Another task ran between any two members: no member started in the same turn as the one before it.
+    assert len(set(turns_at_start)) == len(turns_at_start) == limit
+    assert [response["id"] for response in wire.sent[-1]] == list(range(limit))
+
+
+# MAX_PENDING_REQUESTS ----------------------------------------------------------------------------
+
+
+async def test_a_request_beyond_max_pending_requests_is_refused_and_the_session_goes_on(tools, user, settings, held):
+    mcp_tools_setting(settings, MAX_PENDING_REQUESTS=2)
+    wire = await connected(user, "2025-11-25", can_notify=True)
+    await start_slow_count(wire, "one")
+    listen = {"notifications": {"toolsListChanged": True}, "_meta": modern_meta()}
+    await wire.send(rpc("listen", "subscriptions/listen", listen))
+
+    refused_call = await wire.call("add", {"a": 1, "b": 2})
+    refused_listen = await wire.request("subscriptions/listen", listen)
+    alive = await answers_ping(wire)
+    gate.open()
+    await wire.response("one")
+    afterwards = await wire.call("add", {"a": 1, "b": 2})
+
+    assert refused_call == error(refused_call["id"], INVALID_REQUEST, TOO_MANY_REQUESTS.format(2))
+    assert refused_listen == error(refused_listen["id"], INVALID_REQUEST, TOO_MANY_REQUESTS.format(2))
+    assert alive
+    assert afterwards["result"]["structuredContent"] == {"result": 3}
+    assert len(wire.session.in_flight) == 1
+
+
+async def test_the_posts_of_one_http_session_are_bounded_by_max_pending_requests(tools, token, settings, held):
+    mcp_tools_setting(settings, MAX_PENDING_REQUESTS=1)
+    client = HttpClient(token)
+    await client.initialize(LATEST)
+    params = {"name": "slow_count", "arguments": {"steps": 1}, "_meta": {"progressToken": "p"}}
+    stream = await client.open(request("slow", "tools/call", params))
+    await stream.message()
+
+    refused = await client.send(request(2, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}))
+    pinged = await client.send(request(3, "ping"))
+    gate.open()
+    rest = await stream.rest()
+    await client.close()
+
+    assert (refused.status, refused.json()) == (200, error(2, INVALID_REQUEST, TOO_MANY_REQUESTS.format(1)))
+    assert pinged.json() == pong(3)
+    assert rest[-1]["result"]["structuredContent"] == {"counted": 1}

@@ -15,7 +15,7 @@ from mcp_tools.exceptions import INVALID_PARAMS
 from mcp_tools.models import AccessToken, RateLimitOverride, Tool, ToolCall
 from mcp_tools.ratelimit import calls_per_second
 from tests.conftest import WSClient, db_call, ws_headers
-from tests.test_server import MODERN_SERVER_META, Wire, connected, error, text_result
+from tests.test_server import MODERN_SERVER_META, Wire, connected, error, rpc, text_result
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -227,6 +227,136 @@ async def test_a_refused_call_is_audited_as_rate_limited(tools: None, user: Any)
         {"tool_name": "add", "outcome": "ok", "message": ""},
         {"tool_name": "add", "outcome": "rate_limited", "message": refused["content"][0]["text"]},
     ]
+
+
+async def test_a_flood_of_refused_calls_writes_one_row_per_counting_window(
+    tools: None, user: Any, clock: Clock
+) -> None:
+    await db_call(set_rate, "add", "1/m")
+    wire = await connected(user)
+
+    for _ in range(10):
+        await add(wire)
+    clock.now += 60
+    for _ in range(10):
+        await add(wire)
+
+    assert await db_call(outcomes) == [
+        ("add", "ok"),
+        ("add", "rate_limited"),
+        ("add", "ok"),
+        ("add", "rate_limited"),
+    ]
+
+
+# Denied and unknown calls: DENIED_RATE -----------------------------------------------------------
+
+
+def unknown(request_id: Any, name: str) -> dict[str, Any]:
+    return error(request_id, INVALID_PARAMS, f"Unknown tool: {name}", {"reason": f"Unknown tool: {name}"})
+
+
+def outcomes() -> list[tuple[str, str]]:
+    return list(ToolCall.objects.order_by("pk").values_list("tool_name", "outcome"))
+
+
+def revoke_everyone(name: str) -> None:
+    tool = Tool.objects.get(name=name)
+    tool.everyone = False
+    tool.save()
+
+
+async def test_denied_and_unknown_calls_count_together_against_denied_rate(
+    tools: None, user: Any, settings: Any
+) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "DENIED_RATE": "3/m"}
+    await db_call(revoke_everyone, "whoami")
+    wire = await connected(user)
+
+    replies = [await wire.call(name) for name in ("nope", "whoami", "gone", "nope", "whoami")]
+    granted = await add(wire)
+
+    assert replies[:3] == [unknown(2, "nope"), unknown(3, "whoami"), unknown(4, "gone")]
+    assert [refusal(reply["result"])[0] for reply in replies[3:]] == ["3/m", "3/m"]
+    assert granted["result"] == added(1, 2)
+    # Only the first refusal of the window is recorded.
+    assert await db_call(outcomes) == [
+        ("nope", "denied"),
+        ("whoami", "denied"),
+        ("gone", "denied"),
+        ("nope", "rate_limited"),
+        ("add", "ok"),
+    ]
+
+
+async def test_a_flood_of_unknown_calls_is_answered_again_once_its_window_passes(
+    tools: None, user: Any, settings: Any, clock: Clock
+) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "DENIED_RATE": "2/m"}
+    wire = await connected(user)
+
+    flood = [await wire.call(f"probe_{i}") for i in range(50)]
+    _rate, retry = refusal(flood[-1]["result"])
+    clock.now += retry
+    later = await wire.call("probe_again")
+
+    assert [reply.get("error", {}).get("code") for reply in flood[:2]] == [INVALID_PARAMS] * 2
+    assert all(refusal(reply["result"])[0] == "2/m" for reply in flood[2:])
+    assert later == unknown(later["id"], "probe_again")
+    assert await db_call(outcomes) == [
+        ("probe_0", "denied"),
+        ("probe_1", "denied"),
+        ("probe_2", "rate_limited"),
+        ("probe_again", "denied"),
+    ]
+
+
+async def test_denied_calls_are_counted_per_user(tools: None, user: Any, settings: Any, django_user_model: Any) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "DENIED_RATE": "1/m"}
+    bob = await db_call(django_user_model.objects.create_user, "bob", password="pw")
+    alice_wire, bob_wire = await connected(user), await connected(bob)
+
+    await alice_wire.call("nope")
+    refused = await alice_wire.call("nope")
+    elsewhere = await bob_wire.call("nope")
+
+    assert refusal(refused["result"])[0] == "1/m"
+    assert elsewhere == unknown(2, "nope")
+
+
+@pytest.mark.parametrize("version", [1, "2024-10-07"])
+async def test_a_denied_call_over_the_rate_is_invalid_params_for_draft_clients(
+    tools: None, user: Any, settings: Any, version: Any
+) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "DENIED_RATE": "1/m"}
+    wire = await connected(user, version)
+
+    await wire.call("nope")
+    refused = await wire.call("nope")
+
+    reason = refused["error"]["data"]["reason"]
+    assert LIMITED.fullmatch(reason)["rate"] == "1/m"  # type: ignore[index]
+    assert refused == error(3, INVALID_PARAMS, "Tool execution failed", {"reason": reason})
+
+
+async def test_without_a_denied_rate_every_unknown_call_is_answered_and_recorded(tools: None, user: Any) -> None:
+    wire = await connected(user)
+
+    replies = [await wire.call("nope") for _ in range(40)]
+
+    assert replies == [unknown(request_id, "nope") for request_id in range(2, 42)]
+    assert await db_call(outcomes) == [("nope", "denied")] * 40
+
+
+async def test_the_unknown_calls_of_a_batch_count_against_denied_rate(tools: None, user: Any, settings: Any) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "DENIED_RATE": "2/m"}
+    wire = await connected(user, "2025-03-26")
+
+    await wire.send([rpc(1, "tools/call", {"name": f"probe_{i}"}) for i in range(5)])
+
+    answers = wire.sent[-1]
+    assert sorted("error" in answer for answer in answers) == [False, False, False, True, True]
+    assert sorted(outcome for _name, outcome in await db_call(outcomes)) == ["denied", "denied", "rate_limited"]
 
 
 # Who is counted ----------------------------------------------------------------------------------

@@ -55,7 +55,7 @@ class MCPHttpConsumer(AsyncConsumer):
     async def serve(self, request: HTTPRequest) -> None:
         if not host_allowed(request.header("host")):
             raise HTTPError(421, InvalidRequest("Invalid Host header"))
-        if not origin_allowed(request.header("origin")):
+        if not origin_allowed(request.header("origin"), request.scope):
             raise HTTPError(403, InvalidRequest("Invalid Origin header"))
         # Changes made in other processes bind before this request's credentials and tools are looked at.
         await hub().ensure_fresh()

@@ -116,6 +116,7 @@ class HttpClient:
     token: str | None = None
     session_id: str | None = None
     protocol_version: str | None = None
+    scheme: str = "http"
     opened: list[OpenResponse] = field(default_factory=list)
 
     def header_list(
@@ -154,7 +155,7 @@ class HttpClient:
             "path": PATH,
             "raw_path": PATH.encode(),
             "query_string": b"",
-            "scheme": "http",
+            "scheme": self.scheme,
             "server": ("testserver", 80),
             "client": ("127.0.0.1", 50000),
             "headers": self.header_list(method, headers, repeated),
