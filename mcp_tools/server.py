@@ -217,7 +217,6 @@ class Server:
             session.end(problem)
             return jsonrpc.error(message.id, Unauthenticated(problem))
 
-
         if message.method in _CONCURRENT and len(session.in_flight) > int(mcp_settings.MAX_PENDING_REQUESTS):
             # Over HTTP each POST of a session adds itself to the session's table before it gets here.
             return jsonrpc.error(message.id, too_many_requests())
