@@ -28,6 +28,8 @@ POSITIVE_INTS = (
     "AUDIT_MAX_ARGUMENT_BYTES",
 )
 RATES = ("DEFAULT_RATE", "DENIED_RATE")
+# Seconds: positive numbers (None where the default derives them from another setting).
+POSITIVE_SECONDS = ("FRESHNESS_SECONDS", "POLL_SECONDS", "SAFETY_POLL_SECONDS", "STDIO_POLL_SECONDS")
 PROCESS_LOCAL_CACHES = (
     "django.core.cache.backends.locmem.LocMemCache",
     "django.core.cache.backends.dummy.DummyCache",
@@ -55,6 +57,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
     ]
     messages += _import_string_errors(value)
     messages += _positive_int_errors(value)
+    messages += _seconds_errors(value)
     messages += _origin_errors(value)
     messages += _rate_errors(value)
     return messages
@@ -93,6 +96,22 @@ def _positive_int_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
         for name in POSITIVE_INTS
         if name in value and (not isinstance(value[name], int) or isinstance(value[name], bool) or value[name] < 1)
     ]
+
+
+def _seconds_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
+    return [
+        checks.Error(
+            f"{SETTING_NAME}[{name!r}] must be a positive number of seconds.",
+            hint=f"Default: {DEFAULTS[name]}.",
+            id="mcp_tools.E008",
+        )
+        for name in POSITIVE_SECONDS
+        if value.get(name) is not None and not _positive_number(value[name])
+    ]
+
+
+def _positive_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
 
 
 def _origin_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:

@@ -25,6 +25,14 @@ def mcp_checks(**kwargs: Any) -> list[checks.CheckMessage]:
     return sorted(found, key=lambda m: (m.id, m.msg))
 
 
+def not_seconds(name: str) -> checks.Error:
+    return checks.Error(
+        f"MCP_TOOLS[{name!r}] must be a positive number of seconds.",
+        hint=f"Default: {DEFAULTS[name]}.",
+        id="mcp_tools.E008",
+    )
+
+
 def not_positive(name: str) -> checks.Error:
     return checks.Error(
         f"MCP_TOOLS[{name!r}] must be a positive integer.",
@@ -96,6 +104,12 @@ CASES: list[tuple[str, dict[str, Any], list[checks.CheckMessage]]] = [
         [checks.Error("MCP_TOOLS['PERMISSION_CLASSES'] must be a list of dotted paths.", id="mcp_tools.E003")],
     ),
     ("PAGE_SIZE 0", {"MCP_TOOLS": {"PAGE_SIZE": 0}}, [not_positive("PAGE_SIZE")]),
+    (
+        "freshness seconds that are not positive numbers",
+        {"MCP_TOOLS": {"FRESHNESS_SECONDS": 0, "POLL_SECONDS": "1", "SAFETY_POLL_SECONDS": True}},
+        [not_seconds("FRESHNESS_SECONDS"), not_seconds("POLL_SECONDS"), not_seconds("SAFETY_POLL_SECONDS")],
+    ),
+    ("freshness seconds as numbers", {"MCP_TOOLS": {"FRESHNESS_SECONDS": 2, "POLL_SECONDS": 0.5}}, []),
     (
         "limits of the wrong type",
         {"MCP_TOOLS": {"MAX_DEPTH": "32", "MAX_MESSAGE_BYTES": True, "PAGE_SIZE": -1}},
