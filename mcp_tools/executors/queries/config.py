@@ -14,7 +14,9 @@ from mcp_tools.executors.queries.fields import (
     SEP,
     FieldPathError,
     ResolvedField,
+    is_secret,
     lookups_for,
+    model_label,
     resolve,
     resolve_model,
 )
@@ -167,6 +169,9 @@ def _lookup(model: type[models.Model], name: str) -> models.Field[Any, Any]:
     field = model._meta.pk if name == "pk" else resolve(model, name, frozenset()).field
     if field is None or not (field.primary_key or field.unique):
         raise FieldPathError(f"Lookup field {name!r} must be the primary key or unique.")
+    if is_secret(field):
+        # Looking rows up by a secret would let a call confirm guesses of it.
+        raise FieldPathError(f"{model_label(model)} has no field {field.name!r} that may be exposed.")
     return field
 
 

@@ -9,6 +9,7 @@ from django.apps import apps
 from django.db import models
 
 from mcp_tools.conf import mcp_settings
+from mcp_tools.sensitive import is_secret_name
 
 SEP = "__"
 TEXT_LOOKUPS = ("exact", "iexact", "contains", "icontains", "startswith", "istartswith", "in", "isnull")
@@ -63,8 +64,15 @@ def resolve_model(label: str) -> type[models.Model]:
 
 
 def is_secret(field: Any) -> bool:
-    names = {name.lower() for name in mcp_settings.SECRET_FIELDS}
-    return getattr(field, "name", "").lower() in names
+    """Whether ``field`` looks like it holds a secret, by its name, attribute or column.
+
+    A relation is as secret as the field whose value it copies: a key pointing at a token column is a token.
+    """
+    extra = tuple(mcp_settings.SECRET_FIELDS)
+    names = (getattr(field, "name", ""), getattr(field, "attname", ""), getattr(field, "column", ""))
+    if any(is_secret_name(name, extra) for name in names if name):
+        return True
+    return isinstance(field, models.ForeignKey) and is_secret(field.target_field)
 
 
 def local_fields(model: type[models.Model]) -> list[models.Field[Any, Any]]:
@@ -123,6 +131,7 @@ def resolve(model: type[models.Model], path: str, relations: tuple[str, ...] | f
 
 
 def _field_named(model: type[models.Model], name: str) -> models.Field[Any, Any]:
+    # Every segment of every path goes through here, so a secret is unreachable at any depth.
     for field in local_fields(model):
         if field.name == name:
             return field
