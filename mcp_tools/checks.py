@@ -132,6 +132,55 @@ def check_tool_callables(app_configs: Any = None, databases: Any = None, **kwarg
     ]
 
 
+@checks.register(checks.Tags.database, deploy=False)
+def check_model_query_exposure(
+    app_configs: Any = None, databases: Any = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
+    """Saved model-query tools that reach an excluded model or name a secret field (they serve nobody)."""
+    if not databases:
+        return []
+    from django.db import DatabaseError
+
+    from mcp_tools.executors.queries.exposure import exposure
+    from mcp_tools.models import ModelQuery
+
+    try:
+        rows = list(ModelQuery.objects.select_related("tool").order_by("tool__name"))
+    except DatabaseError:
+        return []
+    messages: list[checks.CheckMessage] = []
+    for row in rows:
+        found = exposure(row)
+        messages += [_excluded_model_warning(row.tool.name, label) for label in found.models]
+        messages += [_secret_field_warning(row.tool.name, allow_list, path) for allow_list, path in found.secrets]
+    return messages
+
+
+def _excluded_model_warning(tool: str, label: str) -> checks.CheckMessage:
+    return checks.Warning(
+        f"Tool {tool!r} reaches {label}, which model-query tools may not expose: the tool is hidden from every caller.",
+        hint=(
+            "Edit or delete the tool. To expose a model excluded by default on purpose, name it in "
+            "MCP_TOOLS['EXPOSED_MODELS']."
+        ),
+        obj=tool,
+        id="mcp_tools.W004",
+    )
+
+
+def _secret_field_warning(tool: str, allow_list: str, path: str) -> checks.CheckMessage:
+    from mcp_tools.models import ModelQuery
+
+    where = getattr(ModelQuery._meta.get_field(allow_list), "verbose_name", allow_list)
+    return checks.Warning(
+        f"Tool {tool!r} names {path!r} in its {where}, which looks like a secret: the tool is hidden from every "
+        "caller.",
+        hint="Remove the field from the tool's model query in the admin, or delete the tool.",
+        obj=tool,
+        id="mcp_tools.W005",
+    )
+
+
 @checks.register(checks.Tags.caches, deploy=True)
 def check_rate_limit_cache(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     alias = getattr(settings, "RATELIMIT_USE_CACHE", "default")

@@ -42,6 +42,7 @@ DEFAULTS: dict[str, Any] = {
     "STDIO_POLL_SECONDS": 2.0,
     # Model-query tools
     "EXCLUDED_MODELS": [],
+    "EXPOSED_MODELS": [],
     "SECRET_FIELDS": [],  # extra names; the built-in patterns of mcp_tools.sensitive always apply
     "ROW_CAP": 1000,
     "MAX_IN_ITEMS": 100,

@@ -14,15 +14,18 @@ from mcp_tools.executors.queries.fields import (
     SEP,
     FieldPathError,
     ResolvedField,
+    excluded,
     is_secret,
     lookups_for,
     model_label,
     resolve,
     resolve_model,
+    target,
 )
 
 AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max")
 READ_OPERATIONS = ("list", "get", "count", "aggregate")
+LOOKUP_OPERATIONS = ("get", "update", "delete")
 WRITE_PERMISSION = {"create": "add", "update": "change", "delete": "delete"}
 # Databases cannot sum or average these (SQLite stores them as text; PostgreSQL has no sum(date)).
 DATES = (models.DateField, models.TimeField)
@@ -91,8 +94,8 @@ def build(row: Any, tool_name: str) -> QuerySpec:
     """Resolve a ModelQuery row; FieldPathError names the first problem."""
     model = resolve_model(row.model)
     relations = frozenset(row.relations or ())
-    for relation in relations:
-        resolve(model, relation, relations)
+    for relation in sorted(relations):
+        _relation(model, relation, relations)
     return QuerySpec(
         tool_name=tool_name,
         model=model,
@@ -106,7 +109,7 @@ def build(row: Any, tool_name: str) -> QuerySpec:
         aggregate_functions=tuple(_function(f) for f in row.aggregate_functions or ()),
         group_by=tuple(resolve(model, p, relations) for p in row.group_by_fields or ()),
         writable=tuple(_writable(model, name) for name in row.writable_fields or ()),
-        lookup=_lookup(model, row.lookup_field or "pk"),
+        lookup=_lookup(model, row.lookup_field or "pk", row.operation),
         default_limit=min(int(row.default_limit), int(row.max_limit)),
         max_limit=min(int(row.max_limit), int(mcp_settings.ROW_CAP)),
         scope_field=_scope_field(model, row.scope_field),
@@ -129,6 +132,14 @@ def _filters(
             raise FieldPathError(f"Filter {entry!r}: {path} allows the lookups {allowed}.")
         found[argument_name(path, lookup)] = (resolved, lookup)
     return found
+
+
+def _relation(model: type[models.Model], path: str, relations: frozenset[str]) -> None:
+    field = resolve(model, path, relations).field
+    if not isinstance(field, models.ForeignKey):
+        raise FieldPathError(f"{path!r} is not a relation.")
+    if excluded(target(field)):
+        raise FieldPathError(f"The relation {path!r} leads to a model that may not be exposed.")
 
 
 def _plain(model: type[models.Model], path: str, relations: frozenset[str]) -> str:
@@ -165,11 +176,11 @@ def _writable(model: type[models.Model], name: str) -> models.Field[Any, Any]:
     return field
 
 
-def _lookup(model: type[models.Model], name: str) -> models.Field[Any, Any]:
+def _lookup(model: type[models.Model], name: str, operation: str) -> models.Field[Any, Any]:
     field = model._meta.pk if name == "pk" else resolve(model, name, frozenset()).field
     if field is None or not (field.primary_key or field.unique):
         raise FieldPathError(f"Lookup field {name!r} must be the primary key or unique.")
-    if is_secret(field):
+    if operation in LOOKUP_OPERATIONS and is_secret(field):
         # Looking rows up by a secret would let a call confirm guesses of it.
         raise FieldPathError(f"{model_label(model)} has no field {field.name!r} that may be exposed.")
     return field

@@ -20,8 +20,29 @@ DATETIME_LOOKUPS = (*DATE_LOOKUPS, "date")
 EXACT_LOOKUPS = ("exact", "in", "isnull")
 BOOLEAN_LOOKUPS = ("exact", "isnull")
 ALL_LOOKUPS = frozenset((*TEXT_LOOKUPS, *DATETIME_LOOKUPS))
-# Apps whose rows are credentials: MCP tokens and sessions, Django sessions, DRF tokens.
-ALWAYS_EXCLUDED_APPS = frozenset({"mcp_tools", "sessions", "authtoken"})
+# Excluded unless EXPOSED_MODELS names them: the admin's history, permissions and content types (a map of
+# the schema), sessions, and apps whose every model is credentials or security state: this app's tokens,
+# sessions and audit trail; DRF, knox and simplejwt tokens; OAuth and OpenID providers; django-otp devices
+# (otp_totp, otp_static ...); social auth; allauth's social tokens and MFA; axes lockouts.
+DEFAULT_EXCLUDED_MODELS = frozenset({"admin.logentry", "auth.permission", "contenttypes.contenttype"})
+DEFAULT_EXCLUDED_APPS = frozenset(
+    {
+        "mcp_tools",
+        "sessions",
+        "authtoken",
+        "knox",
+        "token_blacklist",
+        "oauth2_provider",
+        "oidc_provider",
+        "social_django",
+        "socialaccount",
+        "mfa",
+        "two_factor",
+        "axes",
+        "django_rest_passwordreset",
+    }
+)
+DEFAULT_EXCLUDED_APP_PREFIXES = ("otp_",)
 _UNFILTERABLE = (models.JSONField, models.BinaryField, models.FileField)
 
 
@@ -48,9 +69,31 @@ def model_label(model: type[models.Model]) -> str:
 
 
 def excluded(model: type[models.Model]) -> bool:
+    """Whether tools may never touch ``model``: EXCLUDED_MODELS always, the defaults unless EXPOSED_MODELS names it."""
     label = model._meta.label_lower
-    configured = {name.lower() for name in mcp_settings.EXCLUDED_MODELS}
-    return model._meta.app_label in ALWAYS_EXCLUDED_APPS or label in configured
+    if label in _labels(mcp_settings.EXCLUDED_MODELS):
+        return True
+    if label in _labels(mcp_settings.EXPOSED_MODELS):
+        return False
+    concrete = model._meta.concrete_model
+    return excluded_by_default(model) or (concrete is not None and excluded_by_default(concrete))
+
+
+def excluded_by_default(model: type[models.Model]) -> bool:
+    """Security state by app or label, or a model whose name or primary key says it stores secrets."""
+    app = model._meta.app_label
+    return (
+        model._meta.label_lower in DEFAULT_EXCLUDED_MODELS
+        or app in DEFAULT_EXCLUDED_APPS
+        or app.startswith(DEFAULT_EXCLUDED_APP_PREFIXES)
+        or is_secret_name(model._meta.object_name)
+        # Rows are ordered, paged and named by their key: a secret key would leak through all three.
+        or is_secret(model._meta.pk)
+    )
+
+
+def _labels(names: Any) -> set[str]:
+    return {str(name).lower() for name in names or ()}
 
 
 def resolve_model(label: str) -> type[models.Model]:
