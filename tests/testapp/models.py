@@ -96,3 +96,30 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return self.label
+
+
+class Category(models.Model):
+    """A category of notes, ordered by default by a secret: following that order would leak it."""
+
+    name = models.CharField(max_length=100)
+    code_hash = models.CharField(max_length=64)
+
+    class Meta:
+        ordering: ClassVar = ["code_hash"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ItemNote(models.Model):
+    """A note on an item, deleted with it."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="item_notes")
+    category = models.ForeignKey(Category, null=True, blank=True, on_delete=models.SET_NULL, related_name="notes")
+    text = models.CharField(max_length=200)
+
+    class Meta:
+        ordering: ClassVar = ["pk"]
+
+    def __str__(self) -> str:
+        return self.text

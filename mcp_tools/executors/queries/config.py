@@ -53,6 +53,9 @@ class QuerySpec:
     scope_field: str
     scope: str
     serializer: str
+    # The column each orderable path sorts by: a relation sorts by its own key, never by the related
+    # model's Meta.ordering, which may name fields the caller cannot see.
+    order_columns: dict[str, str]
 
     @property
     def is_write(self) -> bool:
@@ -86,6 +89,12 @@ def _perm(model: type[models.Model], action: str) -> str:
     return f"{model._meta.app_label}.{action}_{model._meta.model_name}"
 
 
+def order_column(model: type[models.Model], path: str, relations: frozenset[str]) -> str:
+    prefix, _, _ = path.rpartition(SEP)
+    attname = resolve(model, path, relations).field.attname
+    return f"{prefix}{SEP}{attname}" if prefix else str(attname)
+
+
 def argument_name(path: str, lookup: str) -> str:
     return path if lookup == "exact" else f"{path}{SEP}{lookup}"
 
@@ -96,6 +105,8 @@ def build(row: Any, tool_name: str) -> QuerySpec:
     relations = frozenset(row.relations or ())
     for relation in sorted(relations):
         _relation(model, relation, relations)
+    ordering = tuple(_plain(model, p, relations) for p in row.ordering_fields or ())
+    group_by = tuple(resolve(model, p, relations) for p in row.group_by_fields or ())
     return QuerySpec(
         tool_name=tool_name,
         model=model,
@@ -103,11 +114,11 @@ def build(row: Any, tool_name: str) -> QuerySpec:
         output=tuple(resolve(model, p, relations) for p in row.output_fields or ()),
         relations=relations,
         filters=_filters(model, row.filters or (), relations),
-        ordering=tuple(_plain(model, p, relations) for p in row.ordering_fields or ()),
+        ordering=ordering,
         search=tuple(_text(model, p, relations) for p in row.search_fields or ()),
         aggregate_fields=tuple(_numeric(model, p, relations) for p in row.aggregate_fields or ()),
         aggregate_functions=tuple(_function(f) for f in row.aggregate_functions or ()),
-        group_by=tuple(resolve(model, p, relations) for p in row.group_by_fields or ()),
+        group_by=group_by,
         writable=tuple(_writable(model, name) for name in row.writable_fields or ()),
         lookup=_lookup(model, row.lookup_field or "pk", row.operation),
         default_limit=min(int(row.default_limit), int(row.max_limit)),
@@ -115,6 +126,7 @@ def build(row: Any, tool_name: str) -> QuerySpec:
         scope_field=_scope_field(model, row.scope_field),
         scope=_scope(row.scope),
         serializer=row.serializer or "",
+        order_columns={p: order_column(model, p, relations) for p in (*ordering, *(g.path for g in group_by))},
     )
 
 

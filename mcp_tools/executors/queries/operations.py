@@ -83,7 +83,7 @@ def run_list(call: Call) -> Result:
     spec, plan = call.spec, call.plan
     pk = spec.model._meta.pk.name
     # A stable order makes offsets page without gaps or repeats.
-    queryset = _searched(spec, plan, call.queryset).order_by(*(o for o in (plan.order_by, pk) if o))
+    queryset = _searched(spec, plan, call.queryset).order_by(*(_column(spec, o) for o in (plan.order_by, pk) if o))
     total = queryset.count()
     result: Result = {"results": _rows(spec, queryset[plan.offset : plan.offset + plan.limit]), "count": total}
     if plan.offset + plan.limit < total:
@@ -109,9 +109,16 @@ def run_aggregate(call: Call) -> Result:
     if not plan.group_by:
         return {"results": [serialize.row(queryset.aggregate(**annotations))], "count": 1, "truncated": False}
     grouped = queryset.values(*plan.group_by).annotate(**annotations)
-    rows = list(grouped.order_by(plan.order_by or plan.group_by[0], *plan.group_by)[: plan.limit + 1])
+    ordering = (_column(call.spec, name) for name in (plan.order_by or plan.group_by[0], *plan.group_by))
+    rows = list(grouped.order_by(*ordering)[: plan.limit + 1])
     shown = [serialize.row(r) for r in rows[: plan.limit]]
     return {"results": shown, "count": len(shown), "truncated": len(rows) > plan.limit}
+
+
+def _column(spec: QuerySpec, name: str) -> str:
+    """What ``order_by`` sorts by in the database: the same path, with a relation replaced by its key."""
+    path = name.removeprefix("-")
+    return f"{name[: len(name) - len(path)]}{spec.order_columns.get(path, path)}"
 
 
 def _metric(name: str) -> Any:
