@@ -107,6 +107,25 @@ def check_channel_layer(app_configs: Any = None, **kwargs: Any) -> list[checks.C
     ]
 
 
+@checks.register(checks.Tags.models)
+def check_model_scopes(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """A scope registered for a model that is not installed would silently narrow nothing."""
+    from django.apps import apps
+
+    from mcp_tools import scopes
+
+    installed = {model._meta.label_lower for model in apps.get_models()}
+    return [
+        checks.Error(
+            f"A scope is registered for {label!r}, which is not an installed model: it applies to no rows.",
+            hint='Pass @query_scope(..., model=...) a model class or its "app_label.ModelName".',
+            id="mcp_tools.E006",
+        )
+        for label in scopes.registered_labels()
+        if label not in installed
+    ]
+
+
 @checks.register(checks.Tags.database, deploy=False)
 def check_tool_callables(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     if not databases:

@@ -57,6 +57,16 @@ class QuerySpec:
     # model's Meta.ordering, which may name fields the caller cannot see.
     order_columns: dict[str, str]
 
+    @cached_property
+    def scoped_relations(self) -> tuple[tuple[str, type[models.Model]], ...]:
+        """Declared relations that lead to a model with a registered scope, with that model."""
+        found = []
+        for path in sorted(self.relations):
+            related = target(resolve(self.model, path, self.relations).field)
+            if scopes.for_model(related):
+                found.append((path, related))
+        return tuple(found)
+
     @property
     def is_write(self) -> bool:
         return self.operation in WRITE_PERMISSION

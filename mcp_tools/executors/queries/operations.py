@@ -33,9 +33,14 @@ class Call:
     queryset: QuerySet[Any]
 
 
-def scoped(spec: QuerySpec, user: Any) -> QuerySet[Any]:
-    """Every row the caller may see through this tool."""
-    queryset: QuerySet[Any] = spec.model._default_manager.all()
+def in_scope(spec: QuerySpec, user: Any) -> QuerySet[Any]:
+    """Every row the caller may see through this tool: the scopes registered for its model and for every model
+    it reaches through a relation, then its scope field and its own scope."""
+    queryset: QuerySet[Any] = scopes.restrict(spec.model, user, spec.model._default_manager.all())
+    for path, related in spec.scoped_relations:
+        # A row that shows, filters or sorts by a related row the caller may not see would reveal it.
+        visible = scopes.restrict(related, user, related._default_manager.all())
+        queryset = queryset.filter(Q(**{f"{path}{SEP}isnull": True}) | Q(**{f"{path}{SEP}in": visible}))
     if spec.scope_field:
         queryset = queryset.filter(**{spec.scope_field: user}) if user.is_authenticated else queryset.none()
     if spec.scope:
@@ -50,7 +55,7 @@ def execute(spec: QuerySpec, plan: Plan, arguments: dict[str, Any], user: Any) -
     alias = router.db_for_write(spec.model) if spec.is_write else router.db_for_read(spec.model)
     with transaction.atomic(using=alias):
         _limit_statement_time(alias)
-        return OPERATIONS[spec.operation](Call(spec, plan, arguments, user, scoped(spec, user).using(alias)))
+        return OPERATIONS[spec.operation](Call(spec, plan, arguments, user, in_scope(spec, user).using(alias)))
 
 
 def _limit_statement_time(alias: str) -> None:
