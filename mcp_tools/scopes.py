@@ -1,7 +1,8 @@
 """Row scopes: ``(user, queryset) -> queryset`` callables, chosen by name per tool or registered for models.
 
 A scope registered for a model applies wherever tools read that model's rows: model-query tools over it or
-through a relation to it, and registered callables through :func:`scoped` (``ctx.queryset(Model)``).
+through a relation to it, foreign keys that writes set, and registered callables through :func:`scoped`
+(``ctx.queryset(Model)``).
 """
 
 from __future__ import annotations

@@ -269,6 +269,17 @@ def test_a_configuration_error_shows_on_the_form_and_saves_nothing(admin_client,
     assert not Tool.objects.exists()
 
 
+def test_a_create_tool_that_could_never_save_a_row_shows_the_field_it_needs_and_saves_nothing(admin_client):
+    response = add_groups_tool(admin_client, operation="create", writable_fields=[])
+
+    assert response.status_code == 200
+    assert query_form(response).non_field_errors() == [
+        "Choose the writable fields.",
+        "Make 'name' writable: a new row needs it and it has no default.",
+    ]
+    assert not Tool.objects.exists()
+
+
 def test_a_filter_that_is_not_offered_is_refused(admin_client):
     response = add_groups_tool(admin_client, filters=["name__regex"])
 

@@ -18,6 +18,7 @@ from mcp_tools.executors.queries.fields import (
     is_secret,
     lookups_for,
     model_label,
+    required_on_create,
     resolve,
     resolve_model,
     target,
@@ -90,6 +91,8 @@ class QuerySpec:
         read = (*self.output, *(f for f, _ in self.filters.values()), *self.group_by)
         for resolved in (*read, *(resolve(self.model, path, self.relations) for path in named)):
             needed.update(_perm(m, "view") for m in resolved.models_crossed)
+        # A foreign key a write sets names a related row, which the caller must be able to see.
+        needed.update(_perm(target(f), "view") for f in self.writable if isinstance(f, models.ForeignKey))
         if self.is_write:
             needed.add(_perm(self.model, WRITE_PERMISSION[self.operation]))
         return tuple(sorted(needed))
@@ -229,6 +232,16 @@ def _scope(name: str) -> str:
     return name
 
 
+def _unsettable(spec: QuerySpec) -> list[str]:
+    """Fields a create needs that no call can give: such a tool could never save a row."""
+    given = {f.name for f in spec.writable} | {spec.scope_field}
+    return [
+        f"Make {f.name!r} writable: a new row needs it and it has no default."
+        for f in spec.model._meta.concrete_fields
+        if f.name not in given and not f.auto_created and required_on_create(f)
+    ]
+
+
 def config_errors(row: Any) -> dict[str, list[str]]:
     """Problems with a ModelQuery row, by form field, for ``clean()``."""
     try:
@@ -244,6 +257,8 @@ def config_errors(row: Any) -> dict[str, list[str]]:
         problems.append("Choose the writable fields.")
     if spec.operation == "create" and spec.scope_field and SEP in spec.scope_field:
         problems.append("A create tool can only be scoped by a direct user field, which it sets to the caller.")
+    if spec.operation == "create":
+        problems.extend(_unsettable(spec))
     if spec.default_limit < 1:
         problems.append("The default limit must be at least 1.")
     return {"__all__": problems} if problems else {}

@@ -181,6 +181,11 @@ def _field_named(model: type[models.Model], name: str) -> models.Field[Any, Any]
     raise FieldPathError(f"{model_label(model)} has no field {name!r} that may be exposed.")
 
 
+def required_on_create(field: models.Field[Any, Any]) -> bool:
+    """Whether a new row must be given a value for ``field`` (auto keys and auto dates are blank)."""
+    return not (field.has_default() or field.null or field.blank)
+
+
 def lookups_for(field: models.Field[Any, Any]) -> tuple[str, ...]:
     """Lookups a filter on ``field`` may use; never regex, extra or raw SQL."""
     if isinstance(field, _UNFILTERABLE):
