@@ -231,7 +231,11 @@ async def test_update_without_a_field_to_change_says_which_fields_may_change(ali
 async def test_delete_removes_a_row_in_scope(alice: Wire) -> None:
     item = await orm(lambda: items_of("alice").first())
 
-    assert ok(await alice.call("item_delete", {"id": item.pk})) == {"results": [], "count": 1}
+    assert ok(await alice.call("item_delete", {"id": item.pk})) == {
+        "results": [],
+        "count": 1,
+        "deleted": {"testapp.Item": 1},
+    }
     assert not await orm(lambda: Item.objects.filter(pk=item.pk).exists())
     assert await orm(lambda: Item.objects.count()) == query_data.ITEMS - 1
 

@@ -331,5 +331,5 @@ async def test_deletes_never_remove_a_row_outside_the_scope(
     )
 
     if result is not None:
-        assert result == {"results": [], "count": 1}
+        assert result == {"results": [], "count": 1, "deleted": {"testapp.Item": 1}}
     assert await orm(outside, "alice") == before

@@ -123,3 +123,14 @@ class ItemNote(models.Model):
 
     def __str__(self) -> str:
         return self.text
+
+
+class Invoice(models.Model):
+    """An invoice that protects its account (PROTECT) and restricts the deletion of its item (RESTRICT)."""
+
+    number = models.CharField(max_length=20)
+    account = models.ForeignKey(Account, null=True, blank=True, on_delete=models.PROTECT, related_name="invoices")
+    item = models.ForeignKey(Item, null=True, blank=True, on_delete=models.RESTRICT, related_name="invoices")
+
+    def __str__(self) -> str:
+        return self.number

@@ -219,6 +219,14 @@ def output_schema(spec: QuerySpec) -> dict[str, Any]:
     }
     if spec.operation == "list":
         properties["next_cursor"] = {"type": "string"}
+    required = ["results", "count"]
     if spec.operation == "aggregate":
         properties["truncated"] = {"type": "boolean"}
-    return {"type": "object", "properties": properties, "required": ["results", "count"], "additionalProperties": False}
+    if spec.operation == "delete":
+        properties["deleted"] = {
+            "type": "object",
+            "additionalProperties": {"type": "integer", "minimum": 1},
+            "description": 'Rows deleted by model ("app_label.Model"), the row itself and every cascade.',
+        }
+        required.append("deleted")
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}

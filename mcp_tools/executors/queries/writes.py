@@ -1,13 +1,16 @@
-"""Create, update and delete: scope and references checked before validation, and errors that name nothing
-the caller may not see."""
+"""Create, update and delete: scope, references and cascades checked before anything is written, and errors
+that name nothing the caller may not see."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
+from django.contrib.auth import get_permission_codename
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
-from django.db.models import QuerySet
+from django.db.models import ProtectedError, QuerySet, RestrictedError
+from django.db.models.deletion import Collector
 
 from mcp_tools import scopes
 from mcp_tools.exceptions import ToolError
@@ -42,8 +45,62 @@ def run_update(call: Call) -> Result:
 
 
 def run_delete(call: Call) -> Result:
-    one(call, call.queryset).delete()
-    return {"results": [], "count": 1}
+    """Delete the row as Django's admin would: only if the caller may delete everything it takes with it."""
+    instance = one(call, call.queryset)
+    collector = Collector(using=call.queryset.db, origin=instance)
+    try:
+        collector.collect([instance])
+    except ProtectedError as exc:
+        raise ToolError(_protected(call.user, exc.protected_objects)) from None
+    except RestrictedError as exc:
+        raise ToolError(_protected(call.user, exc.restricted_objects)) from None
+    _check_cascade(call.user, _collected(collector))
+    _total, deleted = collector.delete()
+    return {"results": [], "count": 1, "deleted": {label: n for label, n in sorted(deleted.items()) if n}}
+
+
+def _collected(collector: Collector) -> dict[type[models.Model], int]:
+    """How many rows of each model the delete would remove, cascades included."""
+    counts: Counter[type[models.Model]] = Counter()
+    for model, instances in collector.data.items():
+        counts[model] += len(instances)
+    for queryset in collector.fast_deletes:
+        counts[queryset.model] += queryset.count()
+    return {model: count for model, count in counts.items() if count}
+
+
+def _check_cascade(user: Any, counts: dict[type[models.Model], int]) -> None:
+    # Link rows of many-to-many fields have no permissions of their own; they go with the rows they link.
+    denied = [m for m in counts if not m._meta.auto_created and not user.has_perm(_delete_permission(m))]
+    if not denied:
+        return
+    shown = sorted(str(m._meta.verbose_name_plural) for m in denied if scopes.may_view(user, m))
+    hidden = len(shown) < len(denied)
+    if shown and hidden:
+        what = f"{_joined(shown)}, which you may not delete, and related rows you may not delete"
+    elif shown:
+        what = f"{_joined(shown)}, which you may not delete"
+    else:
+        what = "related rows you may not delete"
+    raise ToolError(f"Not deleted: it would also delete {what}.")
+
+
+def _protected(user: Any, instances: Any) -> str:
+    """Rows that refer to the row with PROTECT or RESTRICT, named only by the models the caller may view."""
+    related = {type(instance) for instance in instances}
+    shown = sorted(str(m._meta.verbose_name_plural) for m in related if scopes.may_view(user, m))
+    parts = [f"related {_joined(shown)}"] if shown else []
+    if len(shown) < len(related):
+        parts.append("related rows you may not see")
+    return f"Not deleted: {' and '.join(parts)} protect it from deletion."
+
+
+def _delete_permission(model: type[models.Model]) -> str:
+    return f"{model._meta.app_label}.{get_permission_codename('delete', model._meta)}"
+
+
+def _joined(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _attname(spec: QuerySpec, name: str) -> str:
