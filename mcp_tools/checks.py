@@ -164,6 +164,25 @@ def check_channel_layer(app_configs: Any = None, **kwargs: Any) -> list[checks.C
     ]
 
 
+@checks.register(checks.Tags.models)
+def check_model_scopes(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """A scope registered for a model that is not installed would silently narrow nothing."""
+    from django.apps import apps
+
+    from mcp_tools import scopes
+
+    installed = {model._meta.label_lower for model in apps.get_models()}
+    return [
+        checks.Error(
+            f"A scope is registered for {label!r}, which is not an installed model: it applies to no rows.",
+            hint='Pass @query_scope(..., model=...) a model class or its "app_label.ModelName".',
+            id="mcp_tools.E009",
+        )
+        for label in scopes.registered_labels()
+        if label not in installed
+    ]
+
+
 @checks.register(checks.Tags.database, deploy=False)
 def check_tool_callables(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     if not databases:
@@ -187,6 +206,55 @@ def check_tool_callables(app_configs: Any = None, databases: Any = None, **kwarg
         for name, callable_name in rows
         if registry.get(callable_name) is None
     ]
+
+
+@checks.register(checks.Tags.database, deploy=False)
+def check_model_query_exposure(
+    app_configs: Any = None, databases: Any = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
+    """Saved model-query tools that reach an excluded model or name a secret field (they serve nobody)."""
+    if not databases:
+        return []
+    from django.db import DatabaseError
+
+    from mcp_tools.executors.queries.exposure import exposure
+    from mcp_tools.models import ModelQuery
+
+    try:
+        rows = list(ModelQuery.objects.select_related("tool").order_by("tool__name"))
+    except DatabaseError:
+        return []
+    messages: list[checks.CheckMessage] = []
+    for row in rows:
+        found = exposure(row)
+        messages += [_excluded_model_warning(row.tool.name, label) for label in found.models]
+        messages += [_secret_field_warning(row.tool.name, allow_list, path) for allow_list, path in found.secrets]
+    return messages
+
+
+def _excluded_model_warning(tool: str, label: str) -> checks.CheckMessage:
+    return checks.Warning(
+        f"Tool {tool!r} reaches {label}, which model-query tools may not expose: the tool is hidden from every caller.",
+        hint=(
+            "Edit or delete the tool. To expose a model excluded by default on purpose, name it in "
+            "MCP_TOOLS['EXPOSED_MODELS']."
+        ),
+        obj=tool,
+        id="mcp_tools.W004",
+    )
+
+
+def _secret_field_warning(tool: str, allow_list: str, path: str) -> checks.CheckMessage:
+    from mcp_tools.models import ModelQuery
+
+    where = getattr(ModelQuery._meta.get_field(allow_list), "verbose_name", allow_list)
+    return checks.Warning(
+        f"Tool {tool!r} names {path!r} in its {where}, which looks like a secret: the tool is hidden from every "
+        "caller.",
+        hint="Remove the field from the tool's model query in the admin, or delete the tool.",
+        obj=tool,
+        id="mcp_tools.W005",
+    )
 
 
 @checks.register(checks.Tags.caches, deploy=True)

@@ -50,7 +50,8 @@ DEFAULTS: dict[str, Any] = {
     "STDIO_POLL_SECONDS": None,
     # Model-query tools
     "EXCLUDED_MODELS": [],
-    "SECRET_FIELDS": ["password", "secret", "secret_key", "token", "api_key", "digest"],
+    "EXPOSED_MODELS": [],
+    "SECRET_FIELDS": [],  # extra names; the built-in patterns of mcp_tools.sensitive always apply
     "ROW_CAP": 1000,
     "MAX_IN_ITEMS": 100,
     "QUERY_TIMEOUT_MS": 5000,

@@ -1,4 +1,4 @@
-"""The call context a tool receives as ``ctx``: caller, progress and cancellation."""
+"""The call context a tool receives as ``ctx``: caller, the caller's rows, progress and cancellation."""
 
 from __future__ import annotations
 
@@ -54,6 +54,12 @@ class Context:
     def check_cancelled(self) -> None:
         if self._cancelled.is_set():
             raise CallCancelled(self.tool_name)
+
+    def queryset(self, model: Any) -> Any:
+        """The rows of ``model`` the caller may see, as :func:`mcp_tools.scoped` gives them."""
+        from mcp_tools.scopes import scoped
+
+        return scoped(model, self.user)
 
     def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send ``notifications/progress`` when the client asked for it; otherwise do nothing."""

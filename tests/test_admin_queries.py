@@ -142,14 +142,10 @@ def test_the_add_form_offers_every_exposable_model_and_hides_the_rest_until_one_
     form = query_form(admin_client.get(f"{TOOLS_URL}add/"))
 
     offered = offered_models(form)
-    # Django's own apps and mcp_tools (whose models, like sessions, are never offered); other apps vary by site.
-    assert [label for label in offered if label.partition(".")[0] in DJANGO_AND_OWN_APPS] == [
-        "admin.LogEntry",
-        "auth.Group",
-        "auth.Permission",
-        "auth.User",
-        "contenttypes.ContentType",
-    ]
+    # Django's own apps and mcp_tools; the admin's history, permissions, content types, sessions and this app's
+    # own tables are excluded by default, and so are tokens and other secret stores of any app.
+    assert [label for label in offered if label.partition(".")[0] in DJANGO_AND_OWN_APPS] == ["auth.Group", "auth.User"]
+    assert "authtoken.Token" not in offered and "testapp.ApiToken" not in offered and "testapp.Item" in offered
     assert form.fields["model"].help_text == "Save with a model chosen to configure its fields."
     assert isinstance(form.fields["output_fields"].widget, forms.MultipleHiddenInput)
     assert values(form, "output_fields") == []
@@ -187,13 +183,14 @@ def test_the_allow_lists_offer_the_models_fields_without_secrets(admin_client):
     assert not [entry for entry in values(form, "filters") if "password" in entry or "regex" in entry]
 
 
-def test_declared_relations_offer_their_fields_with_readable_labels(admin_client):
+def test_declared_relations_offer_their_fields_with_readable_labels(admin_client, settings):
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "EXPOSED_MODELS": ["admin.LogEntry"]}
     response = add_groups_tool(
         admin_client, model="admin.LogEntry", relations=["user"], output_fields=[], filters=[], ordering_fields=[]
     )
 
     form = query_form(response)
-    assert values(form, "relations") == ["user", "content_type"]
+    assert values(form, "relations") == ["user"]  # content_type leads to a model excluded by default
     assert ("user__username", "user → username") in choices(form, "output_fields")
     assert ("user__username__icontains", "user → username: icontains") in choices(form, "filters")
     assert ("action_time__gte", "action_time: gte") in choices(form, "filters")
@@ -269,6 +266,17 @@ def test_a_configuration_error_shows_on_the_form_and_saves_nothing(admin_client,
 
     assert response.status_code == 200
     assert query_form(response).non_field_errors() == [error]
+    assert not Tool.objects.exists()
+
+
+def test_a_create_tool_that_could_never_save_a_row_shows_the_field_it_needs_and_saves_nothing(admin_client):
+    response = add_groups_tool(admin_client, operation="create", writable_fields=[])
+
+    assert response.status_code == 200
+    assert query_form(response).non_field_errors() == [
+        "Choose the writable fields.",
+        "Make 'name' writable: a new row needs it and it has no default.",
+    ]
     assert not Tool.objects.exists()
 
 

@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 from django.core import checks
 from django.core.checks import run_checks
+from django.core.management import call_command
 
 from mcp_tools.conf import DEFAULTS
-from mcp_tools.models import Tool
+from mcp_tools.models import ModelQuery, Tool
 
 VALID_KEYS = ", ".join(sorted(DEFAULTS))
 NO_LAYER = checks.Warning(
@@ -199,3 +200,84 @@ def test_model_query_tools_are_not_checked_for_callables():
     Tool.objects.create(name="orders", kind=Tool.Kind.MODEL_QUERY)
 
     assert mcp_checks(databases=["default"]) == []
+
+
+def saved_query(name: str, model: str, **options: Any) -> None:
+    """A model query saved as an older version or a script could have saved it: without clean() or build()."""
+    tool = Tool.objects.create(name=name, kind=Tool.Kind.MODEL_QUERY)
+    ModelQuery.objects.bulk_create([ModelQuery(tool=tool, model=model, **options)])
+
+
+def exposure_warning(tool: str, label: str) -> checks.Warning:
+    return checks.Warning(
+        f"Tool {tool!r} reaches {label}, which model-query tools may not expose: the tool is hidden from every caller.",
+        hint=(
+            "Edit or delete the tool. To expose a model excluded by default on purpose, name it in "
+            "MCP_TOOLS['EXPOSED_MODELS']."
+        ),
+        obj=tool,
+        id="mcp_tools.W004",
+    )
+
+
+def secret_warning(tool: str, path: str, where: str) -> checks.Warning:
+    return checks.Warning(
+        f"Tool {tool!r} names {path!r} in its {where}, which looks like a secret: the tool is hidden from every "
+        "caller.",
+        hint="Remove the field from the tool's model query in the admin, or delete the tool.",
+        obj=tool,
+        id="mcp_tools.W005",
+    )
+
+
+@pytest.mark.django_db
+def test_saved_tools_reaching_excluded_models_or_secret_fields_are_database_warnings():
+    saved_query("history", "admin.LogEntry", output_fields=["id", "content_type__model"], relations=["content_type"])
+    saved_query(
+        "keys",
+        "testapp.Account",
+        output_fields=["name", "api_key"],
+        ordering_fields=["api_key"],
+        relations=["manager"],
+        filters=["manager__password__startswith"],
+        scope_field="manager",
+    )
+    saved_query("licences", "testapp.Integration", output_fields=["licence__name"], relations=["licence"])
+    saved_query("lookups", "testapp.Account", operation="get", output_fields=["name"], lookup_field="api_key")
+    saved_query("items", "testapp.Item", output_fields=["id", "account__name"], relations=["account"])
+
+    assert mcp_checks() == []
+    assert mcp_checks(databases=["default"]) == sorted(
+        [
+            exposure_warning("history", "admin.LogEntry"),
+            exposure_warning("history", "contenttypes.ContentType"),
+            secret_warning("keys", "api_key", "output fields"),
+            secret_warning("keys", "manager__password", "filters"),
+            secret_warning("keys", "api_key", "ordering fields"),
+            secret_warning("licences", "licence", "output fields"),
+            secret_warning("licences", "licence", "relations"),
+            secret_warning("lookups", "api_key", "lookup field"),
+        ],
+        key=lambda m: (m.id, m.msg),
+    )
+
+
+@pytest.mark.django_db
+def test_an_exposed_model_opted_back_in_is_no_warning(settings):
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "EXPOSED_MODELS": ["admin.LogEntry"]}
+    saved_query("history", "admin.LogEntry", output_fields=["id", "action_time"])
+
+    assert mcp_checks(databases=["default"]) == []
+
+
+@pytest.mark.django_db
+def test_manage_py_check_runs_the_database_checks_only_when_asked(capsys):
+    saved_query("history", "admin.LogEntry", output_fields=["id"])
+
+    call_command("check")
+    plain = capsys.readouterr()
+    call_command("check", "--database", "default")
+    with_database = capsys.readouterr()
+
+    assert "mcp_tools.W004" not in plain.out + plain.err
+    assert "history: (mcp_tools.W004) Tool 'history' reaches admin.LogEntry" in with_database.err

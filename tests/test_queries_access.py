@@ -68,12 +68,15 @@ UNKNOWN_ITEMS = {"code": INVALID_PARAMS, "message": "Unknown tool: items", "data
         (("testapp.view_account",), []),
         (("testapp.view_item",), ["item_by_ref", "item_count"]),
         (("testapp.view_item", "testapp.view_account"), READ_TOOLS),
-        (("testapp.view_item", "testapp.change_item"), ["item_by_ref", "item_count", "item_update"]),
+        # item_update and item_create set the foreign key account, so they need to see accounts too.
+        (("testapp.view_item", "testapp.change_item"), ["item_by_ref", "item_count"]),
+        (("testapp.view_item", "testapp.view_account", "testapp.change_item"), [*READ_TOOLS, "item_update"]),
         (
             ("testapp.view_item", "testapp.view_account", "testapp.change_item", "testapp.delete_item"),
             [*READ_TOOLS, "item_delete", "item_update"],
         ),
-        (("testapp.view_item", "testapp.add_item"), ["item_by_ref", "item_count", "item_create"]),
+        (("testapp.view_item", "testapp.add_item"), ["item_by_ref", "item_count"]),
+        (("testapp.view_item", "testapp.view_account", "testapp.add_item"), [*READ_TOOLS, "item_create"]),
         (("testapp.view_account", "auth.view_user"), ["accounts"]),
         (("testapp.view_account", "testapp.add_account"), ["account_create"]),
     ],

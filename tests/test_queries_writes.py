@@ -9,7 +9,10 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.core.exceptions import ValidationError
 
+from mcp_tools import scopes
+from mcp_tools.models import ModelQuery, Tool
 from tests.live import query_data
 from tests.test_queries import (
     UTC,
@@ -79,13 +82,17 @@ async def test_create_saves_a_row_and_returns_it_as_the_tool_shows_rows(alice: W
     )
 
 
-async def test_create_in_an_account_outside_the_scope_is_refused_and_writes_nothing(alice: Wire) -> None:
+NOT_AN_ACCOUNT = "Not saved: account: not one of the accounts you may use."
+
+
+async def test_create_naming_an_account_outside_the_scope_reads_exactly_like_a_missing_one(alice: Wire) -> None:
     gamma = await orm(lambda: Account.objects.get(name="Gamma 100%"))
     before = await orm(snapshot)
 
-    text = failed(await alice.call("item_create", {**NEW_ITEM, "account": gamma.pk}))
+    hidden = failed(await alice.call("item_create", {**NEW_ITEM, "account": gamma.pk}))
+    missing = failed(await alice.call("item_create", {**NEW_ITEM, "account": 999_999}))
 
-    assert text == "Not saved: the row would leave the rows you may change."
+    assert hidden == missing == NOT_AN_ACCOUNT
     assert await orm(snapshot) == before
 
 
@@ -178,13 +185,24 @@ async def test_update_of_a_row_outside_the_scope_is_not_found_and_changes_nothin
     assert await orm(snapshot) == before
 
 
-async def test_update_that_would_move_a_row_out_of_scope_is_refused_and_rolled_back(alice: Wire) -> None:
-    item, gamma = await orm(lambda: (items_of("alice").first(), Account.objects.get(name="Gamma 100%")))
+async def test_update_moving_a_row_to_an_account_outside_the_scope_reads_exactly_like_a_missing_one(
+    alice: Wire,
+) -> None:
+    item, gamma, delta = await orm(
+        lambda: (
+            items_of("alice").first(),
+            Account.objects.get(name="Gamma 100%"),  # another tenant's
+            Account.objects.get(name="Delta"),  # alice's tenant, carol's account
+        )
+    )
     before = await orm(snapshot)
 
-    text = failed(await alice.call("item_update", {"id": item.pk, "account": gamma.pk, "name": "Gift"}))
+    texts = [
+        failed(await alice.call("item_update", {"id": item.pk, "account": account, "name": "Gift"}))
+        for account in (gamma.pk, delta.pk, 999_999)
+    ]
 
-    assert text == "Not saved: the row would leave the rows you may change."
+    assert texts == [NOT_AN_ACCOUNT] * 3
     assert await orm(snapshot) == before
 
 
@@ -213,7 +231,11 @@ async def test_update_without_a_field_to_change_says_which_fields_may_change(ali
 async def test_delete_removes_a_row_in_scope(alice: Wire) -> None:
     item = await orm(lambda: items_of("alice").first())
 
-    assert ok(await alice.call("item_delete", {"id": item.pk})) == {"results": [], "count": 1}
+    assert ok(await alice.call("item_delete", {"id": item.pk})) == {
+        "results": [],
+        "count": 1,
+        "deleted": {"testapp.Item": 1},
+    }
     assert not await orm(lambda: Item.objects.filter(pk=item.pk).exists())
     assert await orm(lambda: Item.objects.count()) == query_data.ITEMS - 1
 
@@ -223,4 +245,122 @@ async def test_delete_of_a_row_outside_the_scope_is_not_found_and_deletes_nothin
     before = await orm(snapshot)
 
     assert failed(await alice.call("item_delete", {"id": item.pk})) == f"No item with id={item.pk}."
+    assert await orm(snapshot) == before
+
+
+# What a refused write may say ---------------------------------------------------------------------
+
+
+def make_write_tool(name: str, operation: str, **options: Any) -> None:
+    tool = Tool.objects.create(name=name, kind=Tool.Kind.MODEL_QUERY, everyone=True)
+    ModelQuery.objects.create(tool=tool, model="testapp.Item", operation=operation, **options)
+
+
+async def test_a_unique_value_is_not_accepted_alike_whether_a_hidden_or_a_visible_row_holds_it(alice: Wire) -> None:
+    writable = ["account", "name", "price", "created_at", "ref"]
+    new = {name: NEW_ITEM[name] for name in ("name", "price", "created_at")}
+    await orm(lambda: make_write_tool("item_with_ref", "create", output_fields=["id"], writable_fields=writable))
+    acme, bobs, own = await orm(
+        lambda: (Account.objects.get(name="Acme"), items_of("bob").first(), items_of("alice").first())
+    )
+    before = await orm(snapshot)
+
+    texts = [
+        failed(await alice.call("item_with_ref", {**new, "account": acme.pk, "ref": str(item.ref)}))
+        for item in (bobs, own)
+    ]
+
+    assert texts == ["Not saved: ref: this value is not accepted."] * 2
+    assert await orm(snapshot) == before
+
+
+async def test_a_problem_with_a_field_the_caller_cannot_set_is_a_generic_refusal(alice: Wire) -> None:
+    await orm(
+        lambda: make_write_tool(
+            "rename_item",
+            "update",
+            output_fields=["id", "name"],
+            writable_fields=["name"],
+            scope_field="account__manager",
+        )
+    )
+    item = await orm(lambda: items_of("alice").first())
+    await orm(lambda: Item.objects.filter(pk=item.pk).update(status="bogus"))
+    before = await orm(snapshot)
+
+    text = failed(await alice.call("rename_item", {"id": item.pk, "name": "Renamed"}))
+
+    assert text == "Not saved: the row could not be saved."
+    assert await orm(snapshot) == before
+
+
+async def test_a_create_tool_saved_without_a_required_field_names_no_field_when_called(alice: Wire) -> None:
+    # Saved without clean(), which refuses such a tool, as an older version or a script could have saved it.
+    await orm(
+        lambda: make_write_tool(
+            "item_without_account",
+            "create",
+            output_fields=["id"],
+            writable_fields=["name", "price", "created_at"],
+            scope="testapp.tenant_items",
+        )
+    )
+    before = await orm(snapshot)
+
+    text = failed(await alice.call("item_without_account", {"name": "x", "price": "1", "created_at": "2025-01-01"}))
+
+    assert text == "Not saved: the row could not be saved."
+    assert await orm(snapshot) == before
+
+
+def test_a_create_tool_that_could_never_save_a_row_is_refused_naming_the_fields() -> None:
+    config = ModelQuery(
+        tool=Tool(name="item_create"),
+        model="testapp.Item",
+        operation="create",
+        output_fields=["id"],
+        writable_fields=["name", "status"],
+    )
+
+    with pytest.raises(ValidationError) as raised:
+        config.clean()
+
+    assert raised.value.message_dict == {
+        "__all__": [
+            "Make 'account' writable: a new row needs it and it has no default.",
+            "Make 'price' writable: a new row needs it and it has no default.",
+            "Make 'created_at' writable: a new row needs it and it has no default.",
+        ]
+    }
+
+
+def test_the_scope_field_of_a_create_tool_needs_no_writable_field() -> None:
+    config = ModelQuery(
+        tool=Tool(name="account_create"),
+        model="testapp.Account",
+        operation="create",
+        output_fields=["id"],
+        writable_fields=["name", "tenant"],
+        scope_field="manager",
+    )
+
+    config.clean()
+
+
+async def test_a_write_that_leaves_a_scope_callable_is_undone(
+    people: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(scopes._scopes, "testapp.active_items", lambda user, queryset: queryset.filter(active=True))
+    await orm(
+        lambda: make_write_tool(
+            "retire_item", "update", output_fields=["id"], writable_fields=["active"], scope="testapp.active_items"
+        )
+    )
+    wire = await connected(people["alice"])
+    item = await orm(lambda: items_of("alice").filter(active=True).first())
+    before = await orm(snapshot)
+
+    text = failed(await wire.call("retire_item", {"id": item.pk, "active": False}))
+
+    assert text == "Not saved: the row would leave the rows you may change."
     assert await orm(snapshot) == before

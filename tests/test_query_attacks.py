@@ -33,7 +33,7 @@ hostile = pytest.mark.django_db(transaction=True)
 
 INVALID_CURSOR = "Invalid cursor: pass next_cursor from the previous page unchanged."
 OTHER_QUERY = "This cursor belongs to a different query: repeat the same filters to page on."
-LEAVES_SCOPE = "Not saved: the row would leave the rows you may change."
+NOT_AN_ACCOUNT = "Not saved: account: not one of the accounts you may use."
 MARKERS = (query_data.SECRET_PREFIX, query_data.NOTE_PREFIX, "md5$")
 # Tools scoped by a tenant callable show carol's north rows to alice; the others only alice's own.
 MAX_IN = DEFAULTS["MAX_IN_ITEMS"]  # tests.settings keeps the default
@@ -382,9 +382,22 @@ ATTACKS: list[tuple[str, str, Arguments, Any]] = [
         "move a row to bob's account",
         "item_update",
         lambda t: {"id": t.alice_item, "account": t.gamma},
-        Refused(LEAVES_SCOPE),
+        Refused(NOT_AN_ACCOUNT),
     ),
-    ("create in another tenant", "item_create", lambda t: {**NEW, "account": t.gamma}, Refused(LEAVES_SCOPE)),
+    (
+        "move a row to carol's account in alice's tenant",
+        "item_update",
+        lambda t: {"id": t.alice_item, "account": t.delta},
+        Refused(NOT_AN_ACCOUNT),
+    ),
+    (
+        "move a row to no account at all",
+        "item_update",
+        lambda t: {"id": t.alice_item, "account": 10**9},
+        Refused(NOT_AN_ACCOUNT),
+    ),
+    ("create in another tenant", "item_create", lambda t: {**NEW, "account": t.gamma}, Refused(NOT_AN_ACCOUNT)),
+    ("create in no account at all", "item_create", lambda t: {**NEW, "account": 10**9}, Refused(NOT_AN_ACCOUNT)),
     ("filter on bob's account", "items", lambda t: {"account": t.gamma}, NONE),
     ("filter on other accounts", "items", lambda t: {"account__in": [t.gamma, t.delta]}, NONE),
     ("filter on the other tenant", "items", {"account__tenant": "south"}, NONE),
@@ -832,7 +845,7 @@ CONFIGURATIONS: list[tuple[str, str, dict[str, Any], str]] = [
         {
             "operation": "create",
             "output_fields": ["id"],
-            "writable_fields": ["name"],
+            "writable_fields": ["account", "name", "price", "created_at"],
             "scope_field": "account__manager",
         },
         "A create tool can only be scoped by a direct user field, which it sets to the caller.",

@@ -2,22 +2,31 @@
 
 Whatever a caller sends, a call answers in-band (a result or an ``isError`` the engine meant), never with an
 internal failure or a JSON-RPC error; every row it returns holds exactly the tool's output keys and belongs
-to the caller's scope; secrets never appear; and writes never touch a row outside the scope.
+to the caller's scope; secrets never appear; and writes never touch a row outside the scope. Over generated
+models, no configuration of any tool kind reaches a field whose name looks like a secret.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+from collections.abc import Callable
 from typing import Any
+from unittest import mock
 
 import pytest
+from django.db import models as dj_models
+from django.test.utils import isolate_apps
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from mcp_tools.executors.queries.config import build
+from mcp_tools.executors.queries import fields as query_fields
+from mcp_tools.executors.queries.config import AGGREGATE_FUNCTIONS, build
+from mcp_tools.executors.queries.exposure import walk
+from mcp_tools.executors.queries.fields import FieldPathError, excluded, lookups_for, resolve
 from mcp_tools.executors.queries.schema import input_schema, row_schema
 from mcp_tools.models import ModelQuery
+from mcp_tools.sensitive import is_secret_name, is_secret_path
 from mcp_tools.server import GENERIC_FAILURE
 from tests.live import query_data
 from tests.test_queries import orm, seed_users
@@ -331,5 +340,201 @@ async def test_deletes_never_remove_a_row_outside_the_scope(
     )
 
     if result is not None:
-        assert result == {"results": [], "count": 1}
+        assert result == {"results": [], "count": 1, "deleted": {"testapp.Item": 1}}
     assert await orm(outside, "alice") == before
+
+
+# Configurations over generated models --------------------------------------------------------------
+
+CONFIG_SETTINGS = settings(PROPERTY_SETTINGS, max_examples=500)
+SECRET_PARTS = ("password", "token", "secret", "key", "hash", "salt", "otp", "pin", "credential", "private", "digest")
+PLAIN_PARTS = ("name", "total", "status", "keyboard", "turkey", "owner", "code", "sort", "label", "note", "hashtag")
+RESERVED = frozenset({"id", "pk", *dir(dj_models.Model)})
+FIELD_KINDS: tuple[Callable[..., Any], ...] = (
+    lambda **kw: dj_models.CharField(max_length=20, **kw),
+    lambda **kw: dj_models.CharField(max_length=20, unique=True, **kw),
+    lambda **kw: dj_models.IntegerField(**kw),
+    lambda **kw: dj_models.DecimalField(max_digits=8, decimal_places=2, **kw),
+    lambda **kw: dj_models.DateTimeField(**kw),
+    lambda **kw: dj_models.BooleanField(default=False, **kw),
+)
+MODEL_NAMES = ("Related", "Customer", "ApiToken", "UserCredential", "SigningKey", "Vault")
+
+
+def joined(parts: list[str], camel: bool) -> str:
+    return parts[0] + "".join(p.title() for p in parts[1:]) if camel else "_".join(parts)
+
+
+# A secret word in about one part in five, so that generated models mix plain and secret-looking fields and
+# a good share of configurations name no secret at all.
+words = st.one_of(
+    st.sampled_from(SECRET_PARTS),
+    st.sampled_from(PLAIN_PARTS),
+    st.sampled_from(PLAIN_PARTS),
+    st.from_regex(r"[a-z]{2,7}", fullmatch=True),
+    st.from_regex(r"[a-z]{2,7}", fullmatch=True),
+)
+names = st.builds(joined, st.lists(words, min_size=1, max_size=3), st.booleans()).filter(lambda n: n not in RESERVED)
+
+
+@st.composite
+def model_graphs(draw: st.DrawFn) -> dict[str, Any]:
+    """A related model and a root model with foreign keys to it: field names, columns and kinds drawn at random."""
+    taken: set[str] = set()
+
+    def fresh() -> str:
+        name = draw(names.filter(lambda n: n not in taken and f"{n}_id" not in taken))
+        taken.update({name, f"{name}_id"})
+        return name
+
+    def fields(count: int) -> dict[str, Any]:
+        found = {}
+        for _ in range(count):
+            column = draw(st.one_of(st.none(), names))
+            found[fresh()] = draw(st.sampled_from(FIELD_KINDS))(**({"db_column": column} if column else {}))
+        return found
+
+    related = {
+        "name": draw(st.sampled_from(MODEL_NAMES)),
+        "pk": fresh() if draw(st.booleans()) else None,
+        "fields": fields(draw(st.integers(1, 3))),
+    }
+    taken.clear()
+    root = {"fields": fields(draw(st.integers(1, 4))), "relations": [fresh() for _ in range(draw(st.integers(1, 2)))]}
+    return {"related": related, "root": root}
+
+
+def make_models(graph: dict[str, Any]) -> type[dj_models.Model]:
+    """The graph as model classes in the current (isolated) app registry; returns the root model."""
+    meta = type("Meta", (), {"app_label": "testapp"})
+    related_spec = graph["related"]
+    attrs: dict[str, Any] = {"__module__": __name__, "Meta": meta, **related_spec["fields"]}
+    if related_spec["pk"]:
+        attrs[related_spec["pk"]] = dj_models.CharField(max_length=20, primary_key=True)
+    related = type(related_spec["name"], (dj_models.Model,), attrs)
+    attrs = {"__module__": __name__, "Meta": meta, **graph["root"]["fields"]}
+    attrs.update(
+        {
+            name: dj_models.ForeignKey(related, dj_models.CASCADE, related_name="+")
+            for name in graph["root"]["relations"]
+        }
+    )
+    return type("Root", (dj_models.Model,), attrs)
+
+
+def looks_secret(field: Any) -> bool:
+    """The requirement, stated without the engine: a name, attribute or column with a secret part, or a key to one."""
+    if any(is_secret_name(n) for n in (field.name, field.attname, field.column) if n):
+        return True
+    return isinstance(field, dj_models.ForeignKey) and looks_secret(field.target_field)
+
+
+def typed_paths(root: type[dj_models.Model], relations: list[str]) -> dict[str, list[str]]:
+    """Candidates for each allow-list, by field type only: whether a name looks secret is left to the engine."""
+    pairs: list[tuple[str, Any]] = [(f.name, f) for f in root._meta.concrete_fields]
+    for relation in relations:
+        target = root._meta.get_field(relation).related_model
+        pairs += [(f"{relation}__{f.name}", f) for f in target._meta.concrete_fields]
+    numbers = (dj_models.IntegerField, dj_models.DecimalField, dj_models.DateTimeField)
+    local = [f for f in root._meta.concrete_fields if not f.primary_key]
+    return {
+        "output_fields": [p for p, _ in pairs],
+        "ordering_fields": [p for p, _ in pairs],
+        "group_by_fields": [p for p, _ in pairs],
+        "search_fields": [p for p, f in pairs if isinstance(f, dj_models.CharField)],
+        "aggregate_fields": [p for p, f in pairs if isinstance(f, numbers) and not isinstance(f, dj_models.ForeignKey)],
+        "filters": [f"{p}__{lookup}" for p, f in pairs for lookup in lookups_for(f)],
+        "writable_fields": [f.name for f in local],
+        "lookup_field": ["pk", *(f.name for f in local if f.unique)],
+        "scope_field": [""],
+    }
+
+
+@st.composite
+def configurations(draw: st.DrawFn, root: type[dj_models.Model]) -> dict[str, Any]:
+    keys = [f.name for f in root._meta.concrete_fields if isinstance(f, dj_models.ForeignKey)]
+    relations = draw(st.lists(st.sampled_from(keys), max_size=len(keys), unique=True))
+    options: dict[str, Any] = {
+        "operation": draw(st.sampled_from(ModelQuery.Operation.values)),
+        "relations": relations,
+        "aggregate_functions": draw(st.lists(st.sampled_from(AGGREGATE_FUNCTIONS), max_size=3, unique=True)),
+    }
+    for allow_list, candidates in typed_paths(root, relations).items():
+        if allow_list in ("lookup_field", "scope_field"):
+            options[allow_list] = draw(st.sampled_from(candidates))
+        elif candidates:
+            options[allow_list] = draw(st.one_of(st.just([]), st.lists(st.sampled_from(candidates), max_size=2)))
+    return options
+
+
+def named_paths(options: dict[str, Any]) -> list[str]:
+    """Every field path a configuration names, lookups stripped."""
+    lists = ("output_fields", "ordering_fields", "group_by_fields", "search_fields", "aggregate_fields")
+    paths = [p for name in lists for p in options.get(name, [])]
+    paths += [entry.rpartition("__")[0] for entry in options.get("filters", [])]
+    return [*paths, *options.get("writable_fields", []), *options["relations"], options["lookup_field"]]
+
+
+def names_secret(root: type[dj_models.Model], path: str) -> bool:
+    """Whether a path crosses or ends at a secret-looking field, or reads a field of an excluded model (a key to
+    one is only a value of the row that holds it)."""
+    if path == "pk":
+        return looks_secret(root._meta.pk)
+    for prefix, field, target in walk(root, path):
+        if looks_secret(field) or (target is not None and excluded(target) and prefix != path):
+            return True
+    return False
+
+
+def reached_paths(spec: Any) -> list[Any]:
+    """Every path a built tool may read, filter, sort, aggregate or group by, resolved."""
+    named = (*spec.ordering, *spec.search, *spec.aggregate_fields, *spec.relations)
+    resolved = [*spec.output, *(f for f, _ in spec.filters.values()), *spec.group_by]
+    return resolved + [resolve(spec.model, path, spec.relations) for path in named]
+
+
+def reached_fields(spec: Any) -> list[tuple[str, Any]]:
+    """Every (path, field) a built tool may read, filter, sort, aggregate, group, write or look rows up by."""
+    found = [(r.path, field) for r in reached_paths(spec) for _, field, _ in walk(spec.model, r.path)]
+    found += [(f.name, f) for f in spec.writable]
+    if spec.operation in ("get", "update", "delete"):
+        found.append((spec.lookup.name, spec.lookup))
+    return found
+
+
+def schema_names(spec: Any) -> list[str]:
+    """Every name the generated schemas publish: arguments, enum values and result keys."""
+    arguments = input_schema(spec)["properties"]
+    published = list(arguments)
+    for schema in arguments.values():
+        published += [str(v) for v in schema.get("enum", schema.get("items", {}).get("enum", []))]
+    return [*published, *row_schema(spec)["properties"]]
+
+
+@CONFIG_SETTINGS
+@given(graph=model_graphs(), data=st.data())
+def test_no_configuration_of_any_tool_kind_reaches_a_secret_looking_field(graph: dict[str, Any], data: Any) -> None:
+    """Over generated models, field names and columns: a configuration is refused exactly when it names a
+    secret-looking field (at any segment, by name, attribute or column) or a field of an excluded model; one that
+    builds reaches no such field on any allow-list, publishes none in its schemas, and the admin offers none."""
+    with isolate_apps("tests.testapp") as registry, mock.patch.object(query_fields, "apps", registry):
+        root = make_models(graph)
+        options = data.draw(configurations(root))
+        secret = [path for path in named_paths(options) if names_secret(root, path)]
+        secret += [path for path in options["relations"] if excluded(root._meta.get_field(path).related_model)]
+        try:
+            spec = build(ModelQuery(model="testapp.Root", **options), "generated")
+        except FieldPathError as exc:
+            # Every candidate fits its allow-list by type, so a refusal can only be about a secret.
+            assert secret, exc
+            event("refused, naming a secret")
+            return
+        assert secret == [], secret
+        event(f"built a {spec.operation} tool")
+        for path, field in reached_fields(spec):
+            assert not looks_secret(field), (path, field)
+            assert not any(is_secret_name(part) for part in path.split("__")), path
+        assert not any(is_secret_path(name.lstrip("-")) for name in schema_names(spec))
+        offered = query_fields.filter_choices(root, spec.relations) + query_fields.field_paths(root, spec.relations)
+        assert not [path for path in offered if is_secret_path(path)]
+        assert not [r.path for r in reached_paths(spec) if any(excluded(m) for m in r.models_crossed)]

@@ -1,4 +1,8 @@
-"""Demo tools over the shop (``mcp_sync`` turns each into a Tool row) and a row scope for model-query tools."""
+"""Demo tools over the shop (``mcp_sync`` turns each into a Tool row) and the scope of the shop's rows.
+
+The scope is registered for the shop's customers, orders and order lines, so it bounds every read of them:
+the model-query tools, and each callable here, which reads through ``ctx.queryset``.
+"""
 
 from __future__ import annotations
 
@@ -91,17 +95,16 @@ async def add(a: int, b: int) -> int:
 
 
 @tool(title="Order summary", annotations=READ_ONLY)
-def order_summary(order_id: int) -> OrderSummary:
+def order_summary(ctx: Context, order_id: int) -> OrderSummary:
     """Describe one order: its customer, status, total and lines.
 
     Args:
         order_id: The order number.
     """
-    try:
-        order = Order.objects.select_related("customer").get(pk=order_id)
-    except Order.DoesNotExist:
-        raise ToolError(f"Order {order_id} does not exist.") from None
-    lines = order.lines.select_related("product").order_by("pk")
+    order = ctx.queryset(Order).select_related("customer").filter(pk=order_id).first()
+    if order is None:
+        raise ToolError(f"Order {order_id} does not exist.")
+    lines = ctx.queryset(OrderLine).filter(order=order).select_related("product").order_by("pk")
     return {
         "order_id": order.pk,
         "customer": order.customer.name,
@@ -121,7 +124,9 @@ def order_summary(order_id: int) -> OrderSummary:
 
 
 @tool(title="Top customers by revenue", annotations=READ_ONLY)
-def top_customers(limit: int = 5, status: Literal["paid", "shipped"] | None = None) -> list[CustomerRevenue]:
+def top_customers(
+    ctx: Context, limit: int = 5, status: Literal["paid", "shipped"] | None = None
+) -> list[CustomerRevenue]:
     """Rank customers by the revenue of their paid and shipped orders.
 
     Args:
@@ -131,7 +136,8 @@ def top_customers(limit: int = 5, status: Literal["paid", "shipped"] | None = No
     check_limit(limit, 100)
     statuses = [status] if status else [Order.Status.PAID, Order.Status.SHIPPED]
     customers = (
-        Customer.objects.filter(orders__status__in=statuses)
+        ctx.queryset(Customer)
+        .filter(orders__status__in=statuses)
         .annotate(order_count=Count("orders"), revenue=Sum("orders__total"))
         .order_by("-revenue", "pk")[:limit]
     )
@@ -141,9 +147,9 @@ def top_customers(limit: int = 5, status: Literal["paid", "shipped"] | None = No
 
 
 @tool(title="Revenue by order status", annotations=READ_ONLY)
-def revenue_by_status() -> dict[str, StatusRevenue]:
+def revenue_by_status(ctx: Context) -> dict[str, StatusRevenue]:
     """Count orders and sum their totals for each order status."""
-    rows = Order.objects.values("status").annotate(orders=Count("pk"), revenue=Sum("total")).order_by()
+    rows = ctx.queryset(Order).values("status").annotate(orders=Count("pk"), revenue=Sum("total")).order_by()
     found = {row["status"]: (row["orders"], row["revenue"]) for row in rows}
     summary: dict[str, StatusRevenue] = {}
     for status in Order.Status.values:
@@ -153,7 +159,7 @@ def revenue_by_status() -> dict[str, StatusRevenue]:
 
 
 @tool(title="Find customers", annotations=READ_ONLY)
-def find_customers(query: str, limit: int = 10) -> list[CustomerMatch]:
+def find_customers(ctx: Context, query: str, limit: int = 10) -> list[CustomerMatch]:
     """Find customers whose name or email contains the query text.
 
     Args:
@@ -165,7 +171,8 @@ def find_customers(query: str, limit: int = 10) -> list[CustomerMatch]:
     if not query:
         raise ToolError("query must not be empty.")
     customers = (
-        Customer.objects.filter(Q(name__icontains=query) | Q(email__icontains=query))
+        ctx.queryset(Customer)
+        .filter(Q(name__icontains=query) | Q(email__icontains=query))
         .select_related("account_manager")
         .order_by("name", "pk")[:limit]
     )
@@ -186,8 +193,9 @@ def audit_order_totals(ctx: Context) -> AuditReport:
     lines_total = Sum(
         F("lines__quantity") * F("lines__price"), output_field=DecimalField(max_digits=12, decimal_places=2)
     )
-    orders = Order.objects.annotate(lines_total=lines_total).order_by("pk").values_list("pk", "total", "lines_total")
-    count = Order.objects.count()
+    visible = ctx.queryset(Order)
+    orders = visible.annotate(lines_total=lines_total).order_by("pk").values_list("pk", "total", "lines_total")
+    count = visible.count()
     report: AuditReport = {"checked": 0, "mismatched": 0, "mismatches": [], "cancelled": False}
     for order_id, total, summed in orders.iterator(chunk_size=500):
         if ctx.cancelled:
@@ -205,9 +213,13 @@ def audit_order_totals(ctx: Context) -> AuditReport:
     return report
 
 
-@query_scope("shop.managed_customers")
+@query_scope("shop.managed_customers", model=list(MANAGER_PATHS))
 def managed_customers(user: Any, queryset: QuerySet[Any]) -> QuerySet[Any]:
-    """Customers the caller manages, and their orders and order lines; superusers reach every row."""
+    """Customers the caller manages, and their orders and order lines; superusers reach every row.
+
+    Registered for the three models, so it bounds every tool that reads them, model queries and callables
+    alike; a tool may still choose it by name.
+    """
     if user.is_superuser:
         return queryset
     path = MANAGER_PATHS.get(queryset.model)

@@ -93,9 +93,10 @@ def needs_sampling() -> str:
     return "sampling declared"
 
 
-@query_scope("testapp.tenant_accounts")
+@query_scope("testapp.tenant_accounts", model="testapp.Account")
 def tenant_accounts(user: Any, queryset: Any) -> Any:
-    """Accounts of the tenants named by the caller's groups."""
+    """Accounts of the tenants named by the caller's groups: wherever accounts are read, not only by tools that
+    choose this scope."""
     return queryset.filter(tenant__in=user.groups.values_list("name", flat=True))
 
 

@@ -55,3 +55,82 @@ class Item(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class Licence(models.Model):
+    """A licence whose primary key is its secret key, so a relation to it carries the secret."""
+
+    key = models.CharField(max_length=64, primary_key=True)
+    name = models.CharField(max_length=100)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Integration(models.Model):
+    """An account's link to another service: one plain field among secrets named every way sites name them."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="integrations")
+    name = models.CharField(max_length=100)
+    access_token = models.CharField(max_length=64, blank=True)
+    password_hash = models.CharField(max_length=128, blank=True)
+    client_secret = models.CharField(max_length=64, blank=True)
+    apiKey = models.CharField(max_length=64, blank=True)  # camelCase on purpose: some sites name fields so
+    refresh_token = models.CharField(max_length=64, blank=True)
+    private_key = models.TextField(blank=True)
+    fingerprint = models.CharField(max_length=64, blank=True, db_column="secret_hash")
+    licence = models.ForeignKey(Licence, null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        ordering: ClassVar = ["pk"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ApiToken(models.Model):
+    """A model whose name says it stores credentials: excluded however its fields are named."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="tokens")
+    label = models.CharField(max_length=100)
+
+    def __str__(self) -> str:
+        return self.label
+
+
+class Category(models.Model):
+    """A category of notes, ordered by default by a secret: following that order would leak it."""
+
+    name = models.CharField(max_length=100)
+    code_hash = models.CharField(max_length=64)
+
+    class Meta:
+        ordering: ClassVar = ["code_hash"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ItemNote(models.Model):
+    """A note on an item, deleted with it."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="item_notes")
+    category = models.ForeignKey(Category, null=True, blank=True, on_delete=models.SET_NULL, related_name="notes")
+    text = models.CharField(max_length=200)
+
+    class Meta:
+        ordering: ClassVar = ["pk"]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Invoice(models.Model):
+    """An invoice that protects its account (PROTECT) and restricts the deletion of its item (RESTRICT)."""
+
+    number = models.CharField(max_length=20)
+    account = models.ForeignKey(Account, null=True, blank=True, on_delete=models.PROTECT, related_name="invoices")
+    item = models.ForeignKey(Item, null=True, blank=True, on_delete=models.RESTRICT, related_name="invoices")
+
+    def __str__(self) -> str:
+        return self.number

@@ -14,13 +14,19 @@ from mcp_tools.executors.queries.fields import (
     SEP,
     FieldPathError,
     ResolvedField,
+    excluded,
+    is_secret,
     lookups_for,
+    model_label,
+    required_on_create,
     resolve,
     resolve_model,
+    target,
 )
 
 AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max")
 READ_OPERATIONS = ("list", "get", "count", "aggregate")
+LOOKUP_OPERATIONS = ("get", "update", "delete")
 WRITE_PERMISSION = {"create": "add", "update": "change", "delete": "delete"}
 # Databases cannot sum or average these (SQLite stores them as text; PostgreSQL has no sum(date)).
 DATES = (models.DateField, models.TimeField)
@@ -48,6 +54,19 @@ class QuerySpec:
     scope_field: str
     scope: str
     serializer: str
+    # The column each orderable path sorts by: a relation sorts by its own key, never by the related
+    # model's Meta.ordering, which may name fields the caller cannot see.
+    order_columns: dict[str, str]
+
+    @cached_property
+    def scoped_relations(self) -> tuple[tuple[str, type[models.Model]], ...]:
+        """Declared relations that lead to a model with a registered scope, with that model."""
+        found = []
+        for path in sorted(self.relations):
+            related = target(resolve(self.model, path, self.relations).field)
+            if scopes.for_model(related):
+                found.append((path, related))
+        return tuple(found)
 
     @property
     def is_write(self) -> bool:
@@ -72,6 +91,8 @@ class QuerySpec:
         read = (*self.output, *(f for f, _ in self.filters.values()), *self.group_by)
         for resolved in (*read, *(resolve(self.model, path, self.relations) for path in named)):
             needed.update(_perm(m, "view") for m in resolved.models_crossed)
+        # A foreign key a write sets names a related row, which the caller must be able to see.
+        needed.update(_perm(target(f), "view") for f in self.writable if isinstance(f, models.ForeignKey))
         if self.is_write:
             needed.add(_perm(self.model, WRITE_PERMISSION[self.operation]))
         return tuple(sorted(needed))
@@ -79,6 +100,12 @@ class QuerySpec:
 
 def _perm(model: type[models.Model], action: str) -> str:
     return f"{model._meta.app_label}.{action}_{model._meta.model_name}"
+
+
+def order_column(model: type[models.Model], path: str, relations: frozenset[str]) -> str:
+    prefix, _, _ = path.rpartition(SEP)
+    attname = resolve(model, path, relations).field.attname
+    return f"{prefix}{SEP}{attname}" if prefix else str(attname)
 
 
 def argument_name(path: str, lookup: str) -> str:
@@ -89,8 +116,10 @@ def build(row: Any, tool_name: str) -> QuerySpec:
     """Resolve a ModelQuery row; FieldPathError names the first problem."""
     model = resolve_model(row.model)
     relations = frozenset(row.relations or ())
-    for relation in relations:
-        resolve(model, relation, relations)
+    for relation in sorted(relations):
+        _relation(model, relation, relations)
+    ordering = tuple(_plain(model, p, relations) for p in row.ordering_fields or ())
+    group_by = tuple(resolve(model, p, relations) for p in row.group_by_fields or ())
     return QuerySpec(
         tool_name=tool_name,
         model=model,
@@ -98,18 +127,19 @@ def build(row: Any, tool_name: str) -> QuerySpec:
         output=tuple(resolve(model, p, relations) for p in row.output_fields or ()),
         relations=relations,
         filters=_filters(model, row.filters or (), relations),
-        ordering=tuple(_plain(model, p, relations) for p in row.ordering_fields or ()),
+        ordering=ordering,
         search=tuple(_text(model, p, relations) for p in row.search_fields or ()),
         aggregate_fields=tuple(_numeric(model, p, relations) for p in row.aggregate_fields or ()),
         aggregate_functions=tuple(_function(f) for f in row.aggregate_functions or ()),
-        group_by=tuple(resolve(model, p, relations) for p in row.group_by_fields or ()),
+        group_by=group_by,
         writable=tuple(_writable(model, name) for name in row.writable_fields or ()),
-        lookup=_lookup(model, row.lookup_field or "pk"),
+        lookup=_lookup(model, row.lookup_field or "pk", row.operation),
         default_limit=min(int(row.default_limit), int(row.max_limit)),
         max_limit=min(int(row.max_limit), int(mcp_settings.ROW_CAP)),
         scope_field=_scope_field(model, row.scope_field),
         scope=_scope(row.scope),
         serializer=row.serializer or "",
+        order_columns={p: order_column(model, p, relations) for p in (*ordering, *(g.path for g in group_by))},
     )
 
 
@@ -127,6 +157,14 @@ def _filters(
             raise FieldPathError(f"Filter {entry!r}: {path} allows the lookups {allowed}.")
         found[argument_name(path, lookup)] = (resolved, lookup)
     return found
+
+
+def _relation(model: type[models.Model], path: str, relations: frozenset[str]) -> None:
+    field = resolve(model, path, relations).field
+    if not isinstance(field, models.ForeignKey):
+        raise FieldPathError(f"{path!r} is not a relation.")
+    if excluded(target(field)):
+        raise FieldPathError(f"The relation {path!r} leads to a model that may not be exposed.")
 
 
 def _plain(model: type[models.Model], path: str, relations: frozenset[str]) -> str:
@@ -163,10 +201,13 @@ def _writable(model: type[models.Model], name: str) -> models.Field[Any, Any]:
     return field
 
 
-def _lookup(model: type[models.Model], name: str) -> models.Field[Any, Any]:
+def _lookup(model: type[models.Model], name: str, operation: str) -> models.Field[Any, Any]:
     field = model._meta.pk if name == "pk" else resolve(model, name, frozenset()).field
     if field is None or not (field.primary_key or field.unique):
         raise FieldPathError(f"Lookup field {name!r} must be the primary key or unique.")
+    if operation in LOOKUP_OPERATIONS and is_secret(field):
+        # Looking rows up by a secret would let a call confirm guesses of it.
+        raise FieldPathError(f"{model_label(model)} has no field {field.name!r} that may be exposed.")
     return field
 
 
@@ -191,6 +232,16 @@ def _scope(name: str) -> str:
     return name
 
 
+def _unsettable(spec: QuerySpec) -> list[str]:
+    """Fields a create needs that no call can give: such a tool could never save a row."""
+    given = {f.name for f in spec.writable} | {spec.scope_field}
+    return [
+        f"Make {f.name!r} writable: a new row needs it and it has no default."
+        for f in spec.model._meta.concrete_fields
+        if f.name not in given and not f.auto_created and required_on_create(f)
+    ]
+
+
 def config_errors(row: Any) -> dict[str, list[str]]:
     """Problems with a ModelQuery row, by form field, for ``clean()``."""
     try:
@@ -206,6 +257,8 @@ def config_errors(row: Any) -> dict[str, list[str]]:
         problems.append("Choose the writable fields.")
     if spec.operation == "create" and spec.scope_field and SEP in spec.scope_field:
         problems.append("A create tool can only be scoped by a direct user field, which it sets to the caller.")
+    if spec.operation == "create":
+        problems.extend(_unsettable(spec))
     if spec.default_limit < 1:
         problems.append("The default limit must be at least 1.")
     return {"__all__": problems} if problems else {}

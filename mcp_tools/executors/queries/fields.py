@@ -9,6 +9,7 @@ from django.apps import apps
 from django.db import models
 
 from mcp_tools.conf import mcp_settings
+from mcp_tools.sensitive import is_secret_name
 
 SEP = "__"
 TEXT_LOOKUPS = ("exact", "iexact", "contains", "icontains", "startswith", "istartswith", "in", "isnull")
@@ -19,8 +20,29 @@ DATETIME_LOOKUPS = (*DATE_LOOKUPS, "date")
 EXACT_LOOKUPS = ("exact", "in", "isnull")
 BOOLEAN_LOOKUPS = ("exact", "isnull")
 ALL_LOOKUPS = frozenset((*TEXT_LOOKUPS, *DATETIME_LOOKUPS))
-# Apps whose rows are credentials: MCP tokens and sessions, Django sessions, DRF tokens.
-ALWAYS_EXCLUDED_APPS = frozenset({"mcp_tools", "sessions", "authtoken"})
+# Excluded unless EXPOSED_MODELS names them: the admin's history, permissions and content types (a map of
+# the schema), sessions, and apps whose every model is credentials or security state: this app's tokens,
+# sessions and audit trail; DRF, knox and simplejwt tokens; OAuth and OpenID providers; django-otp devices
+# (otp_totp, otp_static ...); social auth; allauth's social tokens and MFA; axes lockouts.
+DEFAULT_EXCLUDED_MODELS = frozenset({"admin.logentry", "auth.permission", "contenttypes.contenttype"})
+DEFAULT_EXCLUDED_APPS = frozenset(
+    {
+        "mcp_tools",
+        "sessions",
+        "authtoken",
+        "knox",
+        "token_blacklist",
+        "oauth2_provider",
+        "oidc_provider",
+        "social_django",
+        "socialaccount",
+        "mfa",
+        "two_factor",
+        "axes",
+        "django_rest_passwordreset",
+    }
+)
+DEFAULT_EXCLUDED_APP_PREFIXES = ("otp_",)
 _UNFILTERABLE = (models.JSONField, models.BinaryField, models.FileField)
 
 
@@ -47,9 +69,31 @@ def model_label(model: type[models.Model]) -> str:
 
 
 def excluded(model: type[models.Model]) -> bool:
+    """Whether tools may never touch ``model``: EXCLUDED_MODELS always, the defaults unless EXPOSED_MODELS names it."""
     label = model._meta.label_lower
-    configured = {name.lower() for name in mcp_settings.EXCLUDED_MODELS}
-    return model._meta.app_label in ALWAYS_EXCLUDED_APPS or label in configured
+    if label in _labels(mcp_settings.EXCLUDED_MODELS):
+        return True
+    if label in _labels(mcp_settings.EXPOSED_MODELS):
+        return False
+    concrete = model._meta.concrete_model
+    return excluded_by_default(model) or (concrete is not None and excluded_by_default(concrete))
+
+
+def excluded_by_default(model: type[models.Model]) -> bool:
+    """Security state by app or label, or a model whose name or primary key says it stores secrets."""
+    app = model._meta.app_label
+    return (
+        model._meta.label_lower in DEFAULT_EXCLUDED_MODELS
+        or app in DEFAULT_EXCLUDED_APPS
+        or app.startswith(DEFAULT_EXCLUDED_APP_PREFIXES)
+        or is_secret_name(model._meta.object_name)
+        # Rows are ordered, paged and named by their key: a secret key would leak through all three.
+        or is_secret(model._meta.pk)
+    )
+
+
+def _labels(names: Any) -> set[str]:
+    return {str(name).lower() for name in names or ()}
 
 
 def resolve_model(label: str) -> type[models.Model]:
@@ -63,8 +107,15 @@ def resolve_model(label: str) -> type[models.Model]:
 
 
 def is_secret(field: Any) -> bool:
-    names = {name.lower() for name in mcp_settings.SECRET_FIELDS}
-    return getattr(field, "name", "").lower() in names
+    """Whether ``field`` looks like it holds a secret, by its name, attribute or column.
+
+    A relation is as secret as the field whose value it copies: a key pointing at a token column is a token.
+    """
+    extra = tuple(mcp_settings.SECRET_FIELDS)
+    names = (getattr(field, "name", ""), getattr(field, "attname", ""), getattr(field, "column", ""))
+    if any(is_secret_name(name, extra) for name in names if name):
+        return True
+    return isinstance(field, models.ForeignKey) and is_secret(field.target_field)
 
 
 def local_fields(model: type[models.Model]) -> list[models.Field[Any, Any]]:
@@ -123,10 +174,16 @@ def resolve(model: type[models.Model], path: str, relations: tuple[str, ...] | f
 
 
 def _field_named(model: type[models.Model], name: str) -> models.Field[Any, Any]:
+    # Every segment of every path goes through here, so a secret is unreachable at any depth.
     for field in local_fields(model):
         if field.name == name:
             return field
     raise FieldPathError(f"{model_label(model)} has no field {name!r} that may be exposed.")
+
+
+def required_on_create(field: models.Field[Any, Any]) -> bool:
+    """Whether a new row must be given a value for ``field`` (auto keys and auto dates are blank)."""
+    return not (field.has_default() or field.null or field.blank)
 
 
 def lookups_for(field: models.Field[Any, Any]) -> tuple[str, ...]:

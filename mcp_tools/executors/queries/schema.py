@@ -8,7 +8,7 @@ from django.db import models
 
 from mcp_tools.conf import mcp_settings
 from mcp_tools.executors.queries.config import QuerySpec
-from mcp_tools.executors.queries.fields import DATE_PARTS, ResolvedField
+from mcp_tools.executors.queries.fields import DATE_PARTS, ResolvedField, required_on_create
 
 MAX_TEXT = 1000
 LOOKUP_WORDS = {
@@ -129,16 +129,12 @@ def input_schema(spec: QuerySpec) -> dict[str, Any]:
         for field in spec.writable:
             described = describe(field, value_schema(field))
             properties[field.name] = _or_null(described) if field.null else described
-            if operation == "create" and _required_on_create(field):
+            if operation == "create" and required_on_create(field):
                 required.append(field.name)
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         schema["required"] = required
     return schema
-
-
-def _required_on_create(field: models.Field[Any, Any]) -> bool:
-    return not (field.has_default() or field.null or field.blank)
 
 
 def _ordering(ordering: tuple[str, ...]) -> dict[str, Any]:
@@ -223,6 +219,14 @@ def output_schema(spec: QuerySpec) -> dict[str, Any]:
     }
     if spec.operation == "list":
         properties["next_cursor"] = {"type": "string"}
+    required = ["results", "count"]
     if spec.operation == "aggregate":
         properties["truncated"] = {"type": "boolean"}
-    return {"type": "object", "properties": properties, "required": ["results", "count"], "additionalProperties": False}
+    if spec.operation == "delete":
+        properties["deleted"] = {
+            "type": "object",
+            "additionalProperties": {"type": "integer", "minimum": 1},
+            "description": 'Rows deleted by model ("app_label.Model"), the row itself and every cascade.',
+        }
+        required.append("deleted")
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}

@@ -1,0 +1,9 @@
+"""The demo site's settings on a database file the test names, so tests drive the demo's own tools."""
+
+from __future__ import annotations
+
+import os
+
+from project.settings import *  # noqa: F403
+
+DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": os.environ["MCP_DEMO_DATABASE"]}}
