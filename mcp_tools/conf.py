@@ -76,6 +76,8 @@ DEFAULTS: dict[str, Any] = {
     "MAX_DEPTH": 32,
     "MAX_BATCH_ITEMS": 50,
     "MAX_PENDING_REQUESTS": 64,
+    "MAX_CONNECTIONS_PER_USER": 32,  # open WebSockets and event streams per user, per process
+    "MAX_UNSENT_BYTES": 16_777_216,  # answers a WebSocket client has not read yet, before it is closed
     # Channels
     "CHANNEL_LAYER": "default",
     "GROUP_NAME": "mcp_tools.tools",

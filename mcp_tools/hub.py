@@ -25,6 +25,7 @@ from django.utils import timezone
 from mcp_tools import permissions, polling
 from mcp_tools.authentication import forget_tokens
 from mcp_tools.catalog import catalog
+from mcp_tools.conf import mcp_settings
 from mcp_tools.notifications import ACCESS_EVENT, EVENT_TYPE, TOKEN_EVENT, channel_layer, group_name
 from mcp_tools.session import TOKEN_EXPIRED, TOKEN_REVOKED, credentials_problem
 
@@ -282,6 +283,12 @@ class Hub:
             else:
                 self._watch_expiry(listener)
 
+    def admits(self, user: Any) -> bool:
+        """Whether ``user`` may open one more connection here (anonymous callers share one allowance)."""
+        key = _connection_key(user)
+        held = sum(1 for listener in self.callers() if _connection_key(listener.user) == key)
+        return held < int(mcp_settings.MAX_CONNECTIONS_PER_USER)
+
     def callers(self) -> list[Any]:
         """Listeners that serve a caller (not the session store, which only hears session events)."""
         return [listener for listener in self.listeners if hasattr(listener, "end") and hasattr(listener, "user")]
@@ -312,6 +319,14 @@ class Hub:
             self.end(listener, TOKEN_EXPIRED)
         else:
             self._watch_expiry(listener)
+
+
+def too_many_connections() -> str:
+    return f"Too many open connections (at most {mcp_settings.MAX_CONNECTIONS_PER_USER} per user)"
+
+
+def _connection_key(user: Any) -> Any:
+    return user.pk if getattr(user, "is_authenticated", False) else None
 
 
 def _token_rows(ids: set[Any]) -> dict[Any, tuple[Any, Any]]:

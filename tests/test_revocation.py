@@ -242,3 +242,34 @@ async def test_a_revoked_token_ends_a_listen_stream_without_a_final_result(tools
     assert await stream.rest() == []
     reply = await http.send(modern_request(2, "tools/list"), headers=modern_headers("tools/list"))
     assert reply.status == 401
+
+
+# Connections per user ----------------------------------------------------------------------------
+
+
+async def test_a_user_past_max_connections_per_user_is_refused_429_on_every_kind_of_connection(
+    ws_connect: Connect, tools: None, user: Any, django_user_model: Any, settings: Any
+) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "MAX_CONNECTIONS_PER_USER": 2}
+    _token, raw = await db_call(AccessToken.objects.issue, user)
+    other = await db_call(django_user_model.objects.create_user, "bob")
+    _, other_raw = await db_call(AccessToken.objects.issue, other)
+    first = await opened(ws_connect, raw)
+    http = HttpClient(raw)
+    await http.initialize()
+    stream = await http.open(method="GET")
+    assert stream.status == 200
+
+    _communicator, accepted, _ = await ws_connect(ws_headers(raw))
+    listen = modern_request(1, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+    listen_reply = await HttpClient(raw).send(listen, headers=modern_headers("subscriptions/listen"))
+    get_reply = await http.send(method="GET")
+
+    assert not accepted
+    message = "Too many open connections (at most 2 per user)"
+    assert (listen_reply.status, listen_reply.json()["error"]["message"]) == (429, message)
+    assert (get_reply.status, get_reply.json()["error"]["message"]) == (429, message)
+    assert await pong(await opened(ws_connect, other_raw)) == PONG  # another user is not held back
+    await first.communicator.disconnect()
+    assert await pong(await opened(ws_connect, raw)) == PONG  # a closed connection frees its place
+    await http.close()

@@ -18,7 +18,7 @@ from mcp_tools.exceptions import (
     ProtocolError,
 )
 from mcp_tools.http_sessions import SESSION_ENDED, store
-from mcp_tools.hub import hub, on_event
+from mcp_tools.hub import hub, on_event, too_many_connections
 from mcp_tools.origins import host_allowed, origin_allowed
 from mcp_tools.protocol import jsonrpc, modern
 from mcp_tools.protocol.jsonrpc import Notification, Request, Response
@@ -89,12 +89,20 @@ class MCPHttpConsumer(AsyncConsumer):
         if not isinstance(message, Request):
             raise HTTPError(400, InvalidRequest("Body must be a single JSON-RPC request or notification"))
         self.check_modern_headers(request, message.method, message.params, message.id)
-        if message.method == "subscriptions/listen" and not request.accepts_sse:
-            raise HTTPError(
-                406, InvalidRequest("subscriptions/listen answers text/event-stream"), request_id=message.id
-            )
+        if message.method == "subscriptions/listen":
+            if not request.accepts_sse:
+                raise HTTPError(
+                    406, InvalidRequest("subscriptions/listen answers text/event-stream"), request_id=message.id
+                )
+            self.check_room(user, message.id)
         session = Session(transport="http", user=user, token=token, emit=_discard, can_notify=True)
         await Exchange(request, session, message, modern=True).run()
+
+    @staticmethod
+    def check_room(user: Any, request_id: Any = None) -> None:
+        """429 when the user already holds MAX_CONNECTIONS_PER_USER streams and sockets in this process."""
+        if not hub().admits(user):
+            raise HTTPError(429, InvalidRequest(too_many_connections()), request_id=request_id)
 
     def check_modern_headers(self, request: HTTPRequest, method: str, params: dict[str, Any], request_id: Any) -> None:
         """The ladder: envelope (-32602), then headers against the body (-32020), then version (-32022)."""
@@ -186,6 +194,7 @@ class MCPHttpConsumer(AsyncConsumer):
         if not request.accepts_sse:
             raise HTTPError(406, InvalidRequest("GET opens a text/event-stream"))
         record = await self.legacy_session(request, user)
+        self.check_room(user)
         stream = EventStream(request.send)
         listener = StreamListener(stream, user, token, record.id)
         await hub().add(listener)

@@ -14,25 +14,49 @@ logger = logging.getLogger("mcp_tools")
 
 
 class Outbox:
-    """Queues messages from sync code and flushes them in order; holds no task while idle."""
+    """Queues messages from sync code and flushes them in order; holds no task while idle.
 
-    def __init__(self, write: Callable[[str], Awaitable[None]]) -> None:
+    A client that stops reading while it keeps asking would make the queue grow without end: past
+    ``limit`` bytes of unsent text the outbox drops everything and calls ``overflow`` (which closes the
+    connection).
+    """
+
+    def __init__(
+        self,
+        write: Callable[[str], Awaitable[None]],
+        *,
+        limit: int | None = None,
+        overflow: Callable[[], None] | None = None,
+    ) -> None:
         self._write = write
-        self._queue: deque[Any] = deque()
+        self._queue: deque[str] = deque()
         self._flushing: asyncio.Task[None] | None = None
         self.closed = False
+        self.unsent = 0  # bytes (as characters) queued and not yet written
+        self.limit = limit
+        self._overflow = overflow
 
     def put(self, message: Any) -> None:
         if self.closed:
             return
-        self._queue.append(message)
+        text = encode(message)
+        self._queue.append(text)
+        self.unsent += len(text)
+        if self.limit is not None and self.unsent > self.limit:
+            logger.warning("Closing a connection whose client left %d bytes unread", self.unsent)
+            self.close()
+            if self._overflow is not None:
+                self._overflow()
+            return
         if self._flushing is None:
             self._flushing = asyncio.ensure_future(self._flush())
 
     async def _flush(self) -> None:
         try:
             while self._queue and not self.closed:
-                await self._write(encode(self._queue.popleft()))
+                text = self._queue.popleft()
+                await self._write(text)
+                self.unsent -= len(text)
         except Exception:
             self.closed = True
             logger.debug("Dropping outgoing messages for a closed connection", exc_info=True)
@@ -47,3 +71,4 @@ class Outbox:
     def close(self) -> None:
         self.closed = True
         self._queue.clear()
+        self.unsent = 0

@@ -11,8 +11,9 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from mcp_tools import permissions
 from mcp_tools.authentication import AuthenticationFailed, authenticate
+from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import InvalidRequest
-from mcp_tools.hub import hub
+from mcp_tools.hub import hub, too_many_connections
 from mcp_tools.origins import scope_problem
 from mcp_tools.protocol.jsonrpc import encode, error
 from mcp_tools.server import server
@@ -22,6 +23,7 @@ from mcp_tools.transports.outbox import Outbox
 SUBPROTOCOL = "mcp"
 # Closes a connection whose credentials stopped working (4000-4999 is the application's range; 401 echoes HTTP).
 CLOSE_UNAUTHENTICATED = 4401
+CLOSE_NOT_READING = 1008  # policy violation: the client leaves more than MAX_UNSENT_BYTES unread
 
 
 _closing: set[asyncio.Task[None]] = set()
@@ -56,7 +58,10 @@ class MCPWebsocketConsumer(AsyncWebsocketConsumer):
         if not permissions.may_connect(user):
             await self.refuse(401, "Authentication required")
             return
-        self.outbox = Outbox(self.send_text)
+        if not hub().admits(user):
+            await self.refuse(429, too_many_connections())
+            return
+        self.outbox = Outbox(self.send_text, limit=int(mcp_settings.MAX_UNSENT_BYTES), overflow=self.not_reading)
         self.session = Session(
             transport="websocket",
             user=user,
@@ -81,11 +86,18 @@ class MCPWebsocketConsumer(AsyncWebsocketConsumer):
         await self.base_send({"type": "websocket.http.response.start", "status": status, "headers": headers})
         await self.base_send({"type": "websocket.http.response.body", "body": body})
 
-    def cut_off(self, reason: str) -> None:
-        """Close the connection because its credentials no longer work (revoked, expired, inactive user)."""
-        task = asyncio.ensure_future(self._close_after_pending(reason))
+    def not_reading(self) -> None:
+        """Close a connection whose client leaves its answers unread while it keeps asking."""
+        self._spawn(self.close(code=CLOSE_NOT_READING, reason="Too many unread messages"))
+
+    def _spawn(self, closing: Any) -> None:
+        task = asyncio.ensure_future(closing)
         _closing.add(task)
         task.add_done_callback(_closing.discard)
+
+    def cut_off(self, reason: str) -> None:
+        """Close the connection because its credentials no longer work (revoked, expired, inactive user)."""
+        self._spawn(self._close_after_pending(reason))
 
     async def _close_after_pending(self, reason: str) -> None:
         # What is already queued (the error answering the request that found the problem) goes out first.
