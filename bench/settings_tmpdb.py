@@ -23,3 +23,5 @@ if os.environ.get("BENCH_REDIS_NO_TIMEOUT") == "1":
             "CONFIG": {"hosts": [{"address": os.environ["REDIS_URL"], "socket_timeout": None}]},
         }
     }
+# The benchmarks open hundreds of sessions and connections for one user; the per-user caps would end them.
+MCP_TOOLS = {**MCP_TOOLS, "MAX_SESSIONS_PER_USER": 100_000, "MAX_CONNECTIONS_PER_USER": 100_000}
