@@ -5,7 +5,7 @@ Run from the project root with the server's environment (DJANGO_DEBUG=0, DATABAS
     DJANGO_DEBUG=0 .venv/bin/python bench/breakdown.py
     DJANGO_DEBUG=0 .venv/bin/python bench/breakdown.py --tool top_customers --args '{"limit": 20}'
 
-It drives ``mcp_tools.server.server`` with a session of the demo user ``alice`` and prints the cost of
+It drives ``mcp_tools.server.dispatch.server`` with a session of the demo user ``alice`` and prints the cost of
 each piece in microseconds per operation (median of --rounds rounds):
 
 - a whole ``tools/call`` of ``add`` and of the ORM tool: parse, dispatch, validation, the tool,
@@ -68,7 +68,7 @@ class Client:
     """A session whose responses land in memory; ``request`` returns the encoded response."""
 
     def __init__(self, user: Any) -> None:
-        from mcp_tools.session import Session
+        from mcp_tools.server.session import Session
 
         self.waiting: asyncio.Future[Any] | None = None
         self.session = Session(transport="websocket", user=user, emit=self._emit, can_notify=True)
@@ -80,7 +80,7 @@ class Client:
 
     async def request(self, method: str, params: dict[str, Any]) -> str:
         from mcp_tools.protocol.jsonrpc import encode
-        from mcp_tools.server import server
+        from mcp_tools.server.dispatch import server
 
         self.next_id += 1
         self.waiting = asyncio.get_running_loop().create_future()
@@ -90,9 +90,9 @@ class Client:
 
 
 async def call_figures(client: Client, tool: str, arguments: dict[str, Any], count: int, rounds: int) -> Figures:
-    from mcp_tools.catalog import catalog
-    from mcp_tools.executors.callables import to_result
-    from mcp_tools.registry import registry
+    from mcp_tools.tools.catalog import catalog
+    from mcp_tools.tools.executors.callables import to_result
+    from mcp_tools.tools.registry import registry
 
     async def call() -> None:
         text = await client.request("tools/call", {"name": tool, "arguments": arguments})
@@ -144,7 +144,7 @@ async def call_figures(client: Client, tool: str, arguments: dict[str, Any], cou
 
 def visible(client: Client, snapshot: Any) -> Any:
     """What tools/list runs to filter the catalog for the caller (per page)."""
-    from mcp_tools.server import server
+    from mcp_tools.server.dispatch import server
 
     if hasattr(snapshot, "visible_to"):
         return snapshot.visible_to(client.session.user)
@@ -162,7 +162,7 @@ def next_cursor(text: str) -> str | None:
 
 
 async def list_figures(client: Client, count: int, rounds: int) -> Figures:
-    from mcp_tools.catalog import catalog
+    from mcp_tools.tools.catalog import catalog
 
     pages = 0
     size = 0
@@ -194,10 +194,10 @@ async def list_figures(client: Client, count: int, rounds: int) -> Figures:
 
 
 async def fanout_figures(user: Any, sessions: int, rounds: int) -> Figures:
-    from mcp_tools.hub import Hub
-    from mcp_tools.notifications import EVENT_TYPE
+    from mcp_tools.notify.events import EVENT_TYPE
+    from mcp_tools.notify.hub import Hub
     from mcp_tools.protocol import versions
-    from mcp_tools.session import Session
+    from mcp_tools.server.session import Session
     from mcp_tools.transports.outbox import Outbox
 
     written = 0
@@ -236,7 +236,7 @@ async def fanout_figures(user: Any, sessions: int, rounds: int) -> Figures:
         samples.append((time.perf_counter() - started) * 1e6)
     figures = {f"list_changed to {sessions} sessions: event to every outbox write": statistics.median(samples[1:])}
     if hasattr(hub, "deliver"):
-        from mcp_tools.catalog import catalog
+        from mcp_tools.tools.catalog import catalog
 
         async def reload() -> None:
             catalog.invalidate()

@@ -32,8 +32,8 @@ def main() -> int:
     django.setup()
     from asgiref.sync import async_to_sync
 
-    from mcp_tools import notifications
     from mcp_tools.models import Tool
+    from mcp_tools.notify import events as notifications
 
     tool = Tool.objects.get(name=args.tool)
     if args.warm:

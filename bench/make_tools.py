@@ -52,8 +52,8 @@ def create(count: int) -> int:
     from django.db import transaction
 
     from mcp_tools.models import Tool
-    from mcp_tools.notifications import schedule_tools_changed
-    from mcp_tools.registry import registry
+    from mcp_tools.notify.events import schedule_tools_changed
+    from mcp_tools.tools.registry import registry
 
     registered = registry.get("add")
     if registered is None:
@@ -86,7 +86,7 @@ def delete() -> int:
     from django.db import transaction
 
     from mcp_tools.models import Tool
-    from mcp_tools.notifications import schedule_tools_changed
+    from mcp_tools.notify.events import schedule_tools_changed
 
     with transaction.atomic():
         deleted, _ = Tool.objects.filter(name__startswith=PREFIX).delete()

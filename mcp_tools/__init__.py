@@ -1,39 +1,65 @@
-"""django-mcp-tools: a Django app that serves database-managed tools over MCP."""
+"""django-mcp-tools: a Django app that serves database-managed tools over MCP.
+
+What a site imports lives here: the ``@tool`` decorator and what a tool returns or raises, the scope
+helpers, the permission classes and the settings object. Importing the package touches neither settings
+nor models; each name is loaded on first use.
+"""
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Context", "ToolError", "__version__", "query_scope", "scoped", "tool"]
+
+_PUBLIC = {
+    "tool": "mcp_tools.tools.registry",
+    "Context": "mcp_tools.tools.context",
+    "ToolError": "mcp_tools.exceptions",
+    "ToolResult": "mcp_tools.protocol.content",
+    "query_scope": "mcp_tools.access.scopes",
+    "scoped": "mcp_tools.access.scopes",
+    "BasePermission": "mcp_tools.access.permissions",
+    "AllowAny": "mcp_tools.access.permissions",
+    "IsAuthenticated": "mcp_tools.access.permissions",
+    "HasToolGrant": "mcp_tools.access.permissions",
+    "HasModelPermissions": "mcp_tools.access.permissions",
+    "mcp_settings": "mcp_tools.conf",
+}
+__all__ = [
+    "AllowAny",
+    "BasePermission",
+    "Context",
+    "HasModelPermissions",
+    "HasToolGrant",
+    "IsAuthenticated",
+    "ToolError",
+    "ToolResult",
+    "__version__",
+    "mcp_settings",
+    "query_scope",
+    "scoped",
+    "tool",
+]
 
 if TYPE_CHECKING:
-    from mcp_tools.context import Context
+    from mcp_tools.access.permissions import (
+        AllowAny,
+        BasePermission,
+        HasModelPermissions,
+        HasToolGrant,
+        IsAuthenticated,
+    )
+    from mcp_tools.access.scopes import query_scope, scoped
+    from mcp_tools.conf import mcp_settings
     from mcp_tools.exceptions import ToolError
-    from mcp_tools.registry import tool
-    from mcp_tools.scopes import query_scope, scoped
+    from mcp_tools.protocol.content import ToolResult
+    from mcp_tools.tools.context import Context
+    from mcp_tools.tools.registry import tool
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy so that importing the package touches neither settings nor models.
-    if name == "tool":
-        from mcp_tools.registry import tool
-
-        return tool
-    if name == "ToolError":
-        from mcp_tools.exceptions import ToolError
-
-        return ToolError
-    if name == "query_scope":
-        from mcp_tools.scopes import query_scope, scoped
-
-        return query_scope
-    if name == "scoped":
-        from mcp_tools.scopes import scoped
-
-        return scoped
-    if name == "Context":
-        from mcp_tools.context import Context
-
-        return Context
-    raise AttributeError(name)
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcp_tools' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -12,7 +12,8 @@ class MCPToolsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from mcp_tools import checks, signals  # noqa: F401
-        from mcp_tools.registry import registry
+        from mcp_tools import checks  # noqa: F401
+        from mcp_tools.notify import signals  # noqa: F401
+        from mcp_tools.tools.registry import registry
 
         registry.autodiscover()

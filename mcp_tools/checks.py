@@ -9,7 +9,7 @@ from django.core import checks
 from django.utils.module_loading import import_string
 
 from mcp_tools.conf import DEFAULTS, IMPORT_STRINGS, SETTING_NAME, mcp_settings
-from mcp_tools.origins import is_origin_pattern
+from mcp_tools.transports.origins import is_origin_pattern
 from mcp_tools.validators import RATE_RE
 
 POSITIVE_INTS = (
@@ -169,7 +169,7 @@ def check_model_scopes(app_configs: Any = None, **kwargs: Any) -> list[checks.Ch
     """A scope registered for a model that is not installed would silently narrow nothing."""
     from django.apps import apps
 
-    from mcp_tools import scopes
+    from mcp_tools.access import scopes
 
     installed = {model._meta.label_lower for model in apps.get_models()}
     return [
@@ -190,7 +190,7 @@ def check_tool_callables(app_configs: Any = None, databases: Any = None, **kwarg
     from django.db import DatabaseError
 
     from mcp_tools.models import Tool
-    from mcp_tools.registry import registry
+    from mcp_tools.tools.registry import registry
 
     try:
         rows = list(Tool.objects.filter(kind=Tool.Kind.CALLABLE).values_list("name", "callable_name"))
@@ -217,8 +217,8 @@ def check_model_query_exposure(
         return []
     from django.db import DatabaseError
 
-    from mcp_tools.executors.queries.exposure import exposure
     from mcp_tools.models import ModelQuery
+    from mcp_tools.tools.executors.queries.exposure import exposure
 
     try:
         rows = list(ModelQuery.objects.select_related("tool").order_by("tool__name"))

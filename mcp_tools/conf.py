@@ -26,9 +26,9 @@ DEFAULTS: dict[str, Any] = {
     # Access
     "ALLOW_ANONYMOUS": False,
     "PERMISSION_CLASSES": [
-        "mcp_tools.permissions.IsAuthenticated",
-        "mcp_tools.permissions.HasToolGrant",
-        "mcp_tools.permissions.HasModelPermissions",
+        "mcp_tools.access.permissions.IsAuthenticated",
+        "mcp_tools.access.permissions.HasToolGrant",
+        "mcp_tools.access.permissions.HasModelPermissions",
     ],
     "SUPERUSERS_SEE_ALL": True,
     "STAFF_SEE_ALL": False,
@@ -51,7 +51,7 @@ DEFAULTS: dict[str, Any] = {
     # Model-query tools
     "EXCLUDED_MODELS": [],
     "EXPOSED_MODELS": [],
-    "SECRET_FIELDS": [],  # extra names; the built-in patterns of mcp_tools.sensitive always apply
+    "SECRET_FIELDS": [],  # extra names; the built-in patterns of mcp_tools.access.sensitive always apply
     "ROW_CAP": 1000,
     "MAX_IN_ITEMS": 100,
     "QUERY_TIMEOUT_MS": 5000,

@@ -109,7 +109,7 @@ class Tool(models.Model):
             self.input_schema = default_input_schema()
 
     def _clean_callable(self) -> None:
-        from mcp_tools.registry import registry
+        from mcp_tools.tools.registry import registry
 
         if not self.callable_name:
             raise ValidationError({"callable_name": _("Choose the registered callable this tool runs.")})
@@ -274,7 +274,7 @@ class ModelQuery(models.Model):
 
     def clean(self) -> None:
         super().clean()
-        from mcp_tools.executors.queries.config import config_errors
+        from mcp_tools.tools.executors.queries.config import config_errors
 
         errors = config_errors(self)
         if errors:
@@ -282,8 +282,8 @@ class ModelQuery(models.Model):
 
     def sync_tool(self) -> None:
         """Regenerate the tool's schemas and hints from this configuration (which announces the change)."""
-        from mcp_tools.executors.queries.config import build
-        from mcp_tools.executors.queries.schema import input_schema, output_schema
+        from mcp_tools.tools.executors.queries.config import build
+        from mcp_tools.tools.executors.queries.schema import input_schema, output_schema
 
         spec = build(self, self.tool.name)
         tool = self.tool

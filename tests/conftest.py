@@ -11,8 +11,8 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.core.management import call_command
 
-from mcp_tools.catalog import catalog
 from mcp_tools.models import AccessToken
+from mcp_tools.tools.catalog import catalog
 
 TIMEOUT = 5
 

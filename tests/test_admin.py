@@ -13,9 +13,9 @@ from django.contrib.auth.models import Group
 from django.contrib.messages import WARNING
 from django.contrib.messages import get_messages as stored_messages
 
-from mcp_tools.authentication import user_for_token
+from mcp_tools.access.authentication import user_for_token
 from mcp_tools.models import AccessToken, GroupGrant, Tool, UserGrant, hash_token
-from mcp_tools.registry import registry
+from mcp_tools.tools.registry import registry
 
 pytestmark = pytest.mark.django_db
 

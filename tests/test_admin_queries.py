@@ -12,9 +12,9 @@ from django import forms
 from django.contrib.auth.models import Permission
 from django.test import Client
 
-from mcp_tools import scopes
+from mcp_tools.access import scopes
 from mcp_tools.models import ModelQuery, Tool
-from mcp_tools.registry import registry
+from mcp_tools.tools.registry import registry
 from tests.conftest import db_call
 from tests.live.admin_client import form_fields
 from tests.test_admin import NO_GRANTS, grant_forms

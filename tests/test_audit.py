@@ -21,15 +21,15 @@ from hypothesis import example, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from mcp_tools import audit_arguments
-from mcp_tools.audit import audit_log
-from mcp_tools.audit_arguments import MASK, SecretNames, compact
-from mcp_tools.calls import GENERIC_FAILURE
+from mcp_tools.access import audit_arguments
+from mcp_tools.access.audit import audit_log
+from mcp_tools.access.audit_arguments import MASK, SecretNames, compact
+from mcp_tools.access.sensitive import SECRET_PARTS, SECRET_WORDS, is_secret_name
 from mcp_tools.conf import DEFAULTS
 from mcp_tools.exceptions import INVALID_PARAMS
 from mcp_tools.models import AccessToken, Tool, ToolCall
 from mcp_tools.protocol.jsonrpc import encode
-from mcp_tools.sensitive import SECRET_PARTS, SECRET_WORDS, is_secret_name
+from mcp_tools.server.calls import GENERIC_FAILURE
 from tests.conftest import TIMEOUT, WSClient, db_call, ws_headers
 from tests.live.asgi_http import HttpClient
 from tests.test_server import connected, error, rpc, start_slow_count, text_result

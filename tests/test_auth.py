@@ -13,10 +13,10 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 from django.utils import timezone
 
-from mcp_tools.authentication import AuthenticationFailed, authenticate, bearer_token, header, user_for_token
+from mcp_tools.access.authentication import AuthenticationFailed, authenticate, bearer_token, header, user_for_token
 from mcp_tools.exceptions import INVALID_REQUEST
 from mcp_tools.models import AccessToken
-from mcp_tools.origins import allowed_hosts, connection_origin, host_allowed, origin_allowed, scope_problem
+from mcp_tools.transports.origins import allowed_hosts, connection_origin, host_allowed, origin_allowed, scope_problem
 from tests.conftest import TIMEOUT, WSClient, db_call, ws_headers
 
 HOST = (b"host", b"testserver")
@@ -331,7 +331,7 @@ class TestDenialResponse:
         assert (start["status"], body["body"]) == (403, rpc_error("Invalid Host header"))
 
 
-# mcp_tools.authentication --------------------------------------------------------------------------
+# mcp_tools.access.authentication --------------------------------------------------------------------------
 
 
 def test_header_matches_names_case_insensitively_and_returns_the_first():
@@ -437,7 +437,7 @@ def test_authenticate_returns_an_anonymous_user_without_credentials(scope_user):
     assert (found_user.is_anonymous, found_token) == (True, None)
 
 
-# mcp_tools.origins ---------------------------------------------------------------------------------
+# mcp_tools.transports.origins ---------------------------------------------------------------------------------
 
 
 def test_allowed_hosts_are_the_django_setting(settings):
@@ -534,7 +534,7 @@ def test_a_recently_seen_token_is_answered_from_memory_until_it_is_revoked(setti
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from mcp_tools.authentication import forget_tokens
+    from mcp_tools.access.authentication import forget_tokens
 
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "TOKEN_CACHE_SECONDS": 60}
     forget_tokens()

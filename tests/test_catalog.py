@@ -10,13 +10,13 @@ from channels.db import database_sync_to_async
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_tools import catalog as catalog_module
-from mcp_tools.catalog import Catalog, catalog, decode_cursor, encode_cursor
 from mcp_tools.exceptions import INVALID_PARAMS, InvalidParams
 from mcp_tools.models import Tool
 from mcp_tools.protocol import shapes
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.jsonrpc import encode
+from mcp_tools.tools import catalog as catalog_module
+from mcp_tools.tools.catalog import Catalog, catalog, decode_cursor, encode_cursor
 from tests.test_server import LEGACY, MODERN, Wire, connected, error
 
 PAGE_SIZE = 5

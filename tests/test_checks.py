@@ -88,12 +88,12 @@ CASES: list[tuple[str, dict[str, Any], list[checks.CheckMessage]]] = [
     ),
     (
         "permission class that cannot be imported",
-        {"MCP_TOOLS": {"PERMISSION_CLASSES": ["mcp_tools.permissions.IsStaff"]}},
+        {"MCP_TOOLS": {"PERMISSION_CLASSES": ["mcp_tools.access.permissions.IsStaff"]}},
         [
             checks.Error(
-                "MCP_TOOLS['PERMISSION_CLASSES'] names 'mcp_tools.permissions.IsStaff', "
+                "MCP_TOOLS['PERMISSION_CLASSES'] names 'mcp_tools.access.permissions.IsStaff', "
                 "which cannot be imported: "
-                'Module "mcp_tools.permissions" does not define a "IsStaff" attribute/class',
+                'Module "mcp_tools.access.permissions" does not define a "IsStaff" attribute/class',
                 hint="Check the dotted path of the class.",
                 id="mcp_tools.E003",
             )
@@ -101,7 +101,7 @@ CASES: list[tuple[str, dict[str, Any], list[checks.CheckMessage]]] = [
     ),
     (
         "permission classes not a list",
-        {"MCP_TOOLS": {"PERMISSION_CLASSES": "mcp_tools.permissions.AllowAny"}},
+        {"MCP_TOOLS": {"PERMISSION_CLASSES": "mcp_tools.access.permissions.AllowAny"}},
         [checks.Error("MCP_TOOLS['PERMISSION_CLASSES'] must be a list of dotted paths.", id="mcp_tools.E003")],
     ),
     ("PAGE_SIZE 0", {"MCP_TOOLS": {"PAGE_SIZE": 0}}, [not_positive("PAGE_SIZE")]),

@@ -9,9 +9,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from mcp_tools.authentication import authenticate
+from mcp_tools.access.authentication import authenticate
 from mcp_tools.models import HINT_FIELDS, AccessToken, Tool
-from mcp_tools.registry import registry
+from mcp_tools.tools.registry import registry
 
 pytestmark = pytest.mark.django_db
 

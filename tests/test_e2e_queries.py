@@ -15,9 +15,9 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_tools.executors.queries.config import build
-from mcp_tools.executors.queries.schema import input_schema, output_schema
 from mcp_tools.models import ModelQuery
+from mcp_tools.tools.executors.queries.config import build
+from mcp_tools.tools.executors.queries.schema import input_schema, output_schema
 from tests.live import query_data
 from tests.live.servers import ServerProcess
 from tests.live.sites import Site

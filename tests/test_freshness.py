@@ -21,7 +21,7 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from mcp_tools.session import TOKEN_EXPIRED, TOKEN_REVOKED, USER_INACTIVE
+from mcp_tools.server.session import TOKEN_EXPIRED, TOKEN_REVOKED, USER_INACTIVE
 from mcp_tools.transports.websocket import CLOSE_UNAUTHENTICATED
 from tests.live import services
 from tests.live.asgi_http import (

@@ -31,8 +31,8 @@ from mcp_tools.exceptions import (
 )
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.jsonrpc import encode
-from mcp_tools.server import Server
-from mcp_tools.session import Session
+from mcp_tools.server.dispatch import Server
+from mcp_tools.server.session import Session
 from tests.conftest import TIMEOUT, WSClient, ws_headers
 from tests.test_server import connected, error, text_result
 

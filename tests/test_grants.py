@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AnonymousUser, Group, Permission
 
-from mcp_tools import permissions
-from mcp_tools.catalog import Entry, Grants
+from mcp_tools.access import permissions
+from mcp_tools.access.permissions import BasePermission, HasToolGrant
 from mcp_tools.exceptions import INVALID_PARAMS, UNAUTHENTICATED
 from mcp_tools.models import AccessToken, GroupGrant, ModelQuery, Tool, UserGrant
-from mcp_tools.permissions import BasePermission, HasToolGrant
 from mcp_tools.protocol import shapes
-from mcp_tools.registry import registry
-from mcp_tools.session import USER_INACTIVE
+from mcp_tools.server.session import USER_INACTIVE
+from mcp_tools.tools.catalog import Entry, Grants
+from mcp_tools.tools.registry import registry
 from tests.conftest import Connect, WSClient, db_call, ws_headers
 from tests.live.asgi_http import HttpClient, Response, modern_headers, modern_request, request
 from tests.test_notifications import LIST_CHANGED, heard_once, listed, pong
@@ -34,9 +34,9 @@ DENIED, UNKNOWN = "hidden", "absent"  # the same length, so that even Content-Le
 GRANTED_TO_ALICE = ["mine", "open", "sales"]
 EVERY_ENABLED_TOOL = ["hidden", "mine", "open", "sales"]
 DEFAULT_CLASSES = [
-    "mcp_tools.permissions.IsAuthenticated",
-    "mcp_tools.permissions.HasToolGrant",
-    "mcp_tools.permissions.HasModelPermissions",
+    "mcp_tools.access.permissions.IsAuthenticated",
+    "mcp_tools.access.permissions.HasToolGrant",
+    "mcp_tools.access.permissions.HasModelPermissions",
 ]
 
 
@@ -194,7 +194,7 @@ async def test_an_ungranted_tool_answers_a_modern_http_call_exactly_like_an_unkn
 
 async def test_an_ungranted_tool_never_runs(session, granted, monkeypatch):
     ran: list[str] = []
-    monkeypatch.setattr("mcp_tools.calls.execute", lambda *args, **kwargs: ran.append("ran"))
+    monkeypatch.setattr("mcp_tools.server.calls.execute", lambda *args, **kwargs: ran.append("ran"))
     client = await session("bob")
 
     reply = await client.request("tools/call", {"name": DENIED, "arguments": {"a": 1, "b": 2}})
@@ -290,7 +290,7 @@ async def test_an_inactive_superuser_is_refused_every_request_even_with_every_gr
     ("classes", "expected"),
     [
         ([*DEFAULT_CLASSES, "tests.test_grants.ReadOnlyTools"], ["sales"]),
-        (["mcp_tools.permissions.IsAuthenticated", "tests.test_grants.ReadOnlyTools"], ["hidden", "sales"]),
+        (["mcp_tools.access.permissions.IsAuthenticated", "tests.test_grants.ReadOnlyTools"], ["hidden", "sales"]),
         (DEFAULT_CLASSES, GRANTED_TO_ALICE),
         ([], []),
     ],
@@ -447,8 +447,9 @@ async def test_every_session_of_the_user_is_told(session, granted, people):
 
 
 async def test_a_change_to_a_users_groups_reloads_that_user_once_however_many_sessions(
-    session, granted, people, monkeypatch
+    session, granted, people, monkeypatch, settings
 ):
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "MAX_CONNECTIONS_PER_USER": 100}
     await db_call(GroupGrant.objects.create, tool=await db_call(Tool.objects.get, name=DENIED), group=people.support)
     alices = [await session("alice") for _ in range(50)]
     bob = await session("bob")

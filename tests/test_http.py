@@ -13,9 +13,9 @@ from django.test import Client
 
 from mcp_tools import __version__
 from mcp_tools.exceptions import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
-from mcp_tools.hub import hub
 from mcp_tools.models import AccessToken, Tool
-from mcp_tools.registry import registry
+from mcp_tools.notify.hub import hub
+from mcp_tools.tools.registry import registry
 from mcp_tools.transports.http import StreamListener
 from tests.conftest import TIMEOUT, WSClient, db_call
 from tests.live.asgi_http import HttpClient, notification, request

@@ -16,9 +16,9 @@ from mcp_tools.exceptions import (
     MISSING_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from mcp_tools.hub import hub
 from mcp_tools.models import Tool
-from mcp_tools.session import Session
+from mcp_tools.notify.hub import hub
+from mcp_tools.server.session import Session
 from tests.conftest import WSClient, db_call
 from tests.live.asgi_http import (
     CLIENT_CAPABILITIES_META,

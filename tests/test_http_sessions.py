@@ -12,11 +12,11 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from mcp_tools.audit_arguments import compact
+from mcp_tools.access.audit_arguments import compact
 from mcp_tools.conf import DEFAULTS
 from mcp_tools.exceptions import INVALID_PARAMS, INVALID_REQUEST
-from mcp_tools.http_sessions import ENTRY_BYTES, memory_size, store
 from mcp_tools.models import AccessToken, ClientSession, ToolCall
+from mcp_tools.transports.http_sessions import ENTRY_BYTES, memory_size, store
 from tests.conftest import TIMEOUT, WSClient, db_call
 from tests.live.asgi_http import HttpClient, request
 from tests.testapp.mcp_tools import gate

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.test import Client
 
 from mcp_tools.models import Tool
-from mcp_tools.registry import registry
+from mcp_tools.tools.registry import registry
 from tests.conftest import WSClient, db_call, ws_headers
 
 pytestmark = pytest.mark.django_db(transaction=True)

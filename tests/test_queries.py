@@ -21,7 +21,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from mcp_tools.executors.queries.arguments import CURSOR_SALT
+from mcp_tools.tools.executors.queries.arguments import CURSOR_SALT
 from tests.live import query_data
 from tests.live.query_data import ITEM_OUTPUT, READ_PERMISSIONS, WRITE_PERMISSIONS, grant
 from tests.test_server import Wire, connected
@@ -384,7 +384,7 @@ async def test_empty_values_are_null(alice: Wire) -> None:
 
 
 def test_fields_named_in_secret_fields_are_never_exposable() -> None:
-    from mcp_tools.executors.queries.fields import local_fields
+    from mcp_tools.tools.executors.queries.fields import local_fields
 
     names = [f.name for f in local_fields(Account)]
     assert names == ["id", "name", "tenant", "manager"]
@@ -394,7 +394,7 @@ def test_fields_named_in_secret_fields_are_never_exposable() -> None:
 async def test_cursors_are_signed_per_tool(people: dict[str, Any]) -> None:
     from django.core import signing
 
-    from mcp_tools.executors.queries.arguments import fingerprint
+    from mcp_tools.tools.executors.queries.arguments import fingerprint
 
     wire = await connected(people["alice"])
     forged = signing.dumps({"o": 3, "f": fingerprint({})}, salt=f"{CURSOR_SALT}:tenant_items")

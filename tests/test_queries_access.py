@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 
-from mcp_tools.catalog import catalog
 from mcp_tools.exceptions import INVALID_PARAMS
 from mcp_tools.models import ModelQuery, Tool
+from mcp_tools.tools.catalog import catalog
 from tests.live import query_data
 from tests.live.query_data import TOOL_NAMES, grant
 from tests.test_queries import (

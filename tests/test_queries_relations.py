@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.executors.queries.config import build
 from mcp_tools.models import ModelQuery, Tool
+from mcp_tools.tools.executors.queries.config import build
 from tests.live.query_data import grant
 from tests.test_queries import ok, orm, rows, seed_users
 from tests.test_queries_access import listed

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.core.exceptions import ValidationError
 
-from mcp_tools import scopes
+from mcp_tools.access import scopes
 from mcp_tools.models import ModelQuery, Tool
 from tests.live import query_data
 from tests.test_queries import (

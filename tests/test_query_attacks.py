@@ -20,9 +20,9 @@ from django.core.exceptions import ValidationError
 
 from mcp_tools.conf import DEFAULTS
 from mcp_tools.exceptions import INVALID_PARAMS, PARSE_ERROR, InvalidArguments
-from mcp_tools.executors.queries.arguments import CURSOR_SALT, fingerprint, plan
-from mcp_tools.executors.queries.config import build
 from mcp_tools.models import ModelQuery, Tool
+from mcp_tools.tools.executors.queries.arguments import CURSOR_SALT, fingerprint, plan
+from mcp_tools.tools.executors.queries.config import build
 from tests.live import query_data
 from tests.test_queries import failed, ok, orm, seed_users, snapshot
 from tests.test_server import Wire, connected
@@ -611,7 +611,7 @@ async def test_an_unknown_argument_is_refused_even_when_the_stored_schema_would_
         Tool.objects.filter(name="items").update(input_schema={"type": "object"})
 
     await orm(open_schema)
-    from mcp_tools.catalog import catalog
+    from mcp_tools.tools.catalog import catalog
 
     catalog.invalidate()
 

@@ -9,8 +9,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.test.utils import isolate_apps
 
-from mcp_tools.executors.queries.fields import excluded, relation_paths
 from mcp_tools.models import ModelQuery, Tool
+from mcp_tools.tools.executors.queries.fields import excluded, relation_paths
 from tests.testapp.models import Account, ApiToken, Integration, Licence
 
 EXCLUDED_BY_DEFAULT = [

@@ -20,14 +20,14 @@ from django.test.utils import isolate_apps
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from mcp_tools.executors.queries import fields as query_fields
-from mcp_tools.executors.queries.config import AGGREGATE_FUNCTIONS, build
-from mcp_tools.executors.queries.exposure import walk
-from mcp_tools.executors.queries.fields import FieldPathError, excluded, lookups_for, resolve
-from mcp_tools.executors.queries.schema import input_schema, row_schema
+from mcp_tools.access.sensitive import is_secret_name, is_secret_path
 from mcp_tools.models import ModelQuery
-from mcp_tools.sensitive import is_secret_name, is_secret_path
-from mcp_tools.server import GENERIC_FAILURE
+from mcp_tools.server.dispatch import GENERIC_FAILURE
+from mcp_tools.tools.executors.queries import fields as query_fields
+from mcp_tools.tools.executors.queries.config import AGGREGATE_FUNCTIONS, build
+from mcp_tools.tools.executors.queries.exposure import walk
+from mcp_tools.tools.executors.queries.fields import FieldPathError, excluded, lookups_for, resolve
+from mcp_tools.tools.executors.queries.schema import input_schema, row_schema
 from tests.live import query_data
 from tests.test_queries import orm, seed_users
 from tests.test_server import connected

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from django.core.exceptions import ValidationError
 
-from mcp_tools.catalog import catalog
 from mcp_tools.exceptions import INVALID_PARAMS
-from mcp_tools.executors.queries.fields import field_paths, filter_choices, local_fields
 from mcp_tools.models import ModelQuery, Tool
+from mcp_tools.tools.catalog import catalog
+from mcp_tools.tools.executors.queries.fields import field_paths, filter_choices, local_fields
 from tests.live.query_data import grant
 from tests.test_queries import failed, ok, orm, seed_users
 from tests.test_queries_access import listed

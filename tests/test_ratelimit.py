@@ -11,9 +11,9 @@ import pytest
 from django.contrib.auth.models import Group
 from django.core import checks
 
+from mcp_tools.access.ratelimit import calls_per_second
 from mcp_tools.exceptions import INVALID_PARAMS
 from mcp_tools.models import AccessToken, RateLimitOverride, Tool, ToolCall
-from mcp_tools.ratelimit import calls_per_second
 from tests.conftest import WSClient, db_call, ws_headers
 from tests.test_server import MODERN_SERVER_META, Wire, connected, error, rpc, text_result
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from mcp_tools import Context, tool
-from mcp_tools.registry import Registry, build, registry
+from mcp_tools.tools.registry import Registry, build, registry
 from tests.testapp import mcp_tools as testapp_tools
 
 

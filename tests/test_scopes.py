@@ -11,9 +11,9 @@ from django.contrib.auth import get_user_model
 from django.core import checks
 
 from mcp_tools import Context, ToolError, scoped
-from mcp_tools import scopes as scope_registry
+from mcp_tools.access import scopes as scope_registry
 from mcp_tools.models import ModelQuery, Tool
-from mcp_tools.registry import build, registry
+from mcp_tools.tools.registry import build, registry
 from tests.live.query_data import grant
 from tests.test_checks import mcp_checks
 from tests.test_queries import failed, ok, orm, seed_users

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_tools.sensitive import is_secret_name, is_secret_path, name_parts
+from mcp_tools.access.sensitive import is_secret_name, is_secret_path, name_parts
 
 SECRETS = [
     "password",

@@ -18,7 +18,6 @@ from mcp_types import _v2026_07_28 as sdk_modern
 from pydantic import BaseModel, ValidationError
 
 from mcp_tools import __version__
-from mcp_tools.catalog import catalog
 from mcp_tools.exceptions import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -29,8 +28,9 @@ from mcp_tools.exceptions import (
 )
 from mcp_tools.protocol import jsonrpc
 from mcp_tools.protocol import versions as v
-from mcp_tools.server import GENERIC_FAILURE, Server
-from mcp_tools.session import Session
+from mcp_tools.server.dispatch import GENERIC_FAILURE, Server
+from mcp_tools.server.session import Session
+from mcp_tools.tools.catalog import catalog
 from tests.testapp.mcp_tools import gate
 
 TIMEOUT = 5

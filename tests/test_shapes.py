@@ -6,9 +6,8 @@ from typing import Any
 
 import pytest
 
-from mcp_tools import content
 from mcp_tools.models import Tool
-from mcp_tools.protocol import shapes
+from mcp_tools.protocol import content, shapes
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.shapes import CallResult, ToolSpec
 from tests.test_server import DRAFTS, LEGACY, MODERN, SERVER_INFO, conforms, connected, sdk, sdk_modern

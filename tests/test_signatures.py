@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, NotRequired, Optional, Required, Typ
 import jsonschema
 import pytest
 
-from mcp_tools.signatures import SignatureError, input_schema, output_schema, parse_docstring, type_schema
+from mcp_tools.tools.signatures import SignatureError, input_schema, output_schema, parse_docstring, type_schema
 
 
 class Address(TypedDict):

@@ -11,7 +11,7 @@ import pytest
 
 from mcp_tools import __version__
 from mcp_tools.exceptions import INVALID_REQUEST
-from mcp_tools.registry import registry
+from mcp_tools.tools.registry import registry
 from tests.conftest import TIMEOUT, ws_headers
 from tests.testapp.mcp_tools import gate
 

@@ -16,7 +16,7 @@ from mcp_tools.exceptions import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from mcp_tools.models import Tool
-from mcp_tools.registry import registry
+from mcp_tools.tools.registry import registry
 from tests.conftest import TIMEOUT, WSClient, db_call
 from tests.live.asgi_http import CLIENT_CAPABILITIES_META, MODERN, PROTOCOL_VERSION_META, modern_request, notification
 from tests.live.tasks import tasks_running

@@ -9,22 +9,22 @@ from typing import Any
 from channels.consumer import AsyncConsumer
 from channels.db import database_sync_to_async
 
-from mcp_tools import permissions
-from mcp_tools.authentication import AuthenticationFailed, authenticate
+from mcp_tools.access import permissions
+from mcp_tools.access.authentication import AuthenticationFailed, authenticate
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import (
     HeaderMismatch,
     InvalidRequest,
     ProtocolError,
 )
-from mcp_tools.http_sessions import SESSION_ENDED, store
-from mcp_tools.hub import hub, on_event, too_many_connections
-from mcp_tools.origins import host_allowed, origin_allowed
+from mcp_tools.notify.hub import hub, on_event, too_many_connections
 from mcp_tools.protocol import jsonrpc, modern
 from mcp_tools.protocol.jsonrpc import Notification, Request, Response
-from mcp_tools.server import server
-from mcp_tools.session import InFlight, ListWatcher, Session
+from mcp_tools.server.dispatch import server
+from mcp_tools.server.session import InFlight, ListWatcher, Session
 from mcp_tools.transports.http_request import HTTPError, HTTPRequest
+from mcp_tools.transports.http_sessions import SESSION_ENDED, store
+from mcp_tools.transports.origins import host_allowed, origin_allowed
 from mcp_tools.transports.sse import EventStream
 
 SESSION_HEADER = b"mcp-session-id"

@@ -7,13 +7,13 @@ import contextlib
 import sys
 from typing import Any, BinaryIO
 
-from mcp_tools.audit import audit_log
+from mcp_tools.access.audit import audit_log
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import InvalidRequest, MCPError
-from mcp_tools.hub import hub
+from mcp_tools.notify.hub import hub
 from mcp_tools.protocol.jsonrpc import error
-from mcp_tools.server import server
-from mcp_tools.session import Session
+from mcp_tools.server.dispatch import server
+from mcp_tools.server.session import Session
 from mcp_tools.transports.outbox import Outbox
 
 

@@ -9,15 +9,15 @@ from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from mcp_tools import permissions
-from mcp_tools.authentication import AuthenticationFailed, authenticate
+from mcp_tools.access import permissions
+from mcp_tools.access.authentication import AuthenticationFailed, authenticate
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import InvalidRequest
-from mcp_tools.hub import hub, too_many_connections
-from mcp_tools.origins import scope_problem
+from mcp_tools.notify.hub import hub, too_many_connections
 from mcp_tools.protocol.jsonrpc import encode, error
-from mcp_tools.server import server
-from mcp_tools.session import Session
+from mcp_tools.server.dispatch import server
+from mcp_tools.server.session import Session
+from mcp_tools.transports.origins import scope_problem
 from mcp_tools.transports.outbox import Outbox
 
 SUBPROTOCOL = "mcp"

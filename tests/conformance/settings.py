@@ -9,5 +9,5 @@ MCP_TOOLS = {
     **MCP_TOOLS,
     "PAGE_SIZE": 100,
     "ALLOW_ANONYMOUS": True,
-    "PERMISSION_CLASSES": ["mcp_tools.permissions.IsAuthenticated"],
+    "PERMISSION_CLASSES": ["mcp_tools.access.permissions.IsAuthenticated"],
 }

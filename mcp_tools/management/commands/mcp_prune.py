@@ -6,8 +6,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from mcp_tools import audit, http_sessions
+from mcp_tools.access import audit
 from mcp_tools.conf import mcp_settings
+from mcp_tools.transports import http_sessions
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from mcp_tools.audit import prune
+from mcp_tools.access.audit import prune
 from mcp_tools.conf import mcp_settings
 
 

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from mcp_tools import permissions
+from mcp_tools.access import permissions
 from mcp_tools.transports import stdio
 
 

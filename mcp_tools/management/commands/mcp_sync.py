@@ -9,7 +9,7 @@ from django.db import transaction
 
 from mcp_tools.conf import mcp_settings
 from mcp_tools.models import Tool
-from mcp_tools.registry import registry
+from mcp_tools.tools.registry import registry
 
 
 class Command(BaseCommand):

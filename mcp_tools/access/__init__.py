@@ -1,0 +1,1 @@
+"""Who may call what: authentication (tokens, DRF classes), permissions, scopes, rate limits, audit."""

@@ -1,0 +1,144 @@
+"""The audit trail: one ToolCall row per tools/call, written in batches off the response path."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+from typing import Any
+
+from channels.db import database_sync_to_async
+from django.db import IntegrityError, connections, router, transaction
+from django.utils import timezone
+
+from mcp_tools.access.audit_arguments import compact, storable
+from mcp_tools.conf import mcp_settings
+
+logger = logging.getLogger("mcp_tools")
+
+
+class AuditLog:
+    """Collects rows and writes them with one bulk insert per batch."""
+
+    def __init__(self) -> None:
+        self.pending: list[dict[str, Any]] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._writing: set[asyncio.Task[None]] = set()
+
+    async def record(self, **row: Any) -> None:
+        if not mcp_settings.AUDIT:
+            return
+        row.setdefault("created_at", timezone.now())
+        self.pending.append({k: storable(v) if isinstance(v, str) else v for k, v in row.items()})
+        delay = float(mcp_settings.AUDIT_FLUSH_SECONDS)
+        if delay <= 0 or len(self.pending) >= int(mcp_settings.AUDIT_BATCH_SIZE):
+            await self.flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(delay, self._flush_soon)
+
+    def _flush_soon(self) -> None:
+        self._timer = None
+        task = asyncio.ensure_future(self.flush())
+        self._writing.add(task)
+        task.add_done_callback(self._writing.discard)
+
+    async def flush(self) -> None:
+        """Write every pending row now."""
+        rows, self.pending = self.pending, []
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if rows:
+            try:
+                await database_sync_to_async(_insert)(rows)
+            except Exception:
+                # Recording must never turn a call that worked into one that failed.
+                logger.exception("Could not write %d audit rows", len(rows))
+
+
+COLUMNS = (
+    "created_at",
+    "user_id",
+    "username",
+    "token_id",
+    "transport",
+    "session_id",
+    "tool_name",
+    "arguments",
+    "outcome",
+    "message",
+    "duration_ms",
+    "result_bytes",
+)
+
+
+def _insert(rows: list[dict[str, Any]]) -> None:
+    try:
+        _execute_many(rows)
+    except IntegrityError:
+        # A user or token deleted since its call (a revoked token's open session): keep the rows.
+        _execute_many(_without_dangling_links(rows))
+
+
+def _execute_many(rows: list[dict[str, Any]]) -> None:
+    """One executemany per batch: model instances and per-field preparation cost more than the insert."""
+    from mcp_tools.models import ToolCall
+
+    alias = router.db_for_write(ToolCall)
+    connection = connections[alias]
+    by_attname = {f.attname: f for f in ToolCall._meta.concrete_fields}
+    fields = [by_attname[name] for name in COLUMNS]
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(str(f.column)) for f in fields)
+    sql = f"INSERT INTO {quote(ToolCall._meta.db_table)} ({columns}) VALUES ({', '.join(['%s'] * len(fields))})"
+    adapt_time = connection.ops.adapt_datetimefield_value
+    # Plain values, the arguments already JSON text: Django's per-field preparation cost more than the insert.
+    values = [
+        (
+            adapt_time(row["created_at"]),
+            row.get("user_id"),
+            row.get("username", ""),
+            row.get("token_id"),
+            row.get("transport", ""),
+            row.get("session_id", ""),
+            row.get("tool_name", ""),
+            compact(row.get("arguments", {})),
+            row.get("outcome", ""),
+            row.get("message", ""),
+            row.get("duration_ms", 0.0),
+            row.get("result_bytes", 0),
+        )
+        for row in rows
+    ]
+    with transaction.atomic(using=alias), connection.cursor() as cursor:
+        cursor.executemany(sql, values)
+
+
+def _without_dangling_links(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from django.contrib.auth import get_user_model
+
+    from mcp_tools.models import AccessToken
+
+    users = _existing(get_user_model(), {r.get("user_id") for r in rows})
+    tokens = _existing(AccessToken, {r.get("token_id") for r in rows})
+    return [
+        {**r, "user_id": r.get("user_id") if r.get("user_id") in users else None}
+        | {"token_id": r.get("token_id") if r.get("token_id") in tokens else None}
+        for r in rows
+    ]
+
+
+def _existing(model: Any, ids: set[Any]) -> set[Any]:
+    return set(model._default_manager.filter(pk__in=ids - {None}).values_list("pk", flat=True))
+
+
+def prune(days: int | None = None) -> int:
+    """Delete rows older than the retention period; returns how many went."""
+    from mcp_tools.models import ToolCall
+
+    keep = int(days if days is not None else mcp_settings.AUDIT_RETENTION_DAYS)
+    deleted, _ = ToolCall.objects.filter(created_at__lt=timezone.now() - timedelta(days=keep)).delete()
+    return deleted
+
+
+audit_log = AuditLog()

@@ -1,0 +1,87 @@
+"""Rate limits through django-ratelimit on the shared Django cache: per user and per token, per tool.
+
+Calls refused as denied or unknown count apart, against ``DENIED_RATE``, across every tool name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django_ratelimit.core import _split_rate, get_usage
+
+from mcp_tools.access import permissions
+from mcp_tools.conf import mcp_settings
+
+GROUP = "mcp_tools.call"
+DENIED_GROUP = "mcp_tools.denied"
+
+
+@dataclass(frozen=True)
+class Limited:
+    """The call was over its rate; the caller may retry after ``retry_after`` seconds.
+
+    ``first`` says whether it is the first refusal of its counting window (for the user or the token).
+    """
+
+    rate: str
+    retry_after: int
+    first: bool = True
+
+
+def calls_per_second(rate: str) -> float:
+    limit, period = _split_rate(rate)
+    return limit / period if period else 0.0
+
+
+def rate_for(user: Any, entry: Any, overrides: dict[tuple[int, int | None], str]) -> str | None:
+    """A group override for this tool, else one for every tool, else the tool's own rate, else the default.
+
+    Among several groups the most generous override wins: an override exists to let a group do more.
+    """
+    groups = permissions.group_ids(user) if getattr(user, "is_authenticated", False) else frozenset()
+    for tool_id in (entry.id, None):
+        found = [overrides[(g, tool_id)] for g in groups if (g, tool_id) in overrides]
+        if found:
+            return max(found, key=calls_per_second)
+    return entry.rate_limit or mcp_settings.DEFAULT_RATE or None
+
+
+def _keys(user: Any, token: Any) -> list[str]:
+    keys = [f"user:{user.pk}" if getattr(user, "is_authenticated", False) else "anonymous"]
+    if token is not None:
+        keys.append(f"token:{token.pk}")
+    return keys
+
+
+def _count(rate: str, group: str, keys: list[str]) -> Limited | None:
+    worst: Limited | None = None
+    for key in keys:
+        usage = get_usage(SimpleNamespace(), group=group, key=lambda _g, _r, k=key: k, rate=rate, increment=True)
+        if usage and usage["should_limit"]:
+            # The window's last second still counts for it: the next one opens a second later.
+            retry = max(1, int(usage["time_left"]) + 1)
+            first = usage["count"] <= usage["limit"] + 1
+            if worst is not None:
+                retry, first = max(retry, worst.retry_after), first or worst.first
+            worst = Limited(rate, retry, first)
+    return worst
+
+
+async def check(user: Any, token: Any, entry: Any, overrides: dict[tuple[int, int | None], str]) -> Limited | None:
+    """Count this call against its rate; ``Limited`` when it is over."""
+    rate = rate_for(user, entry, overrides)
+    if not rate:
+        return None
+    # The cache may be Redis: keep its round trip off the event loop.
+    return await sync_to_async(_count, thread_sensitive=False)(rate, f"{GROUP}:{entry.name}", _keys(user, token))
+
+
+async def check_denied(user: Any, token: Any) -> Limited | None:
+    """Count a call refused as denied or unknown against DENIED_RATE; ``Limited`` when it is over."""
+    rate = mcp_settings.DENIED_RATE
+    if not rate:
+        return None
+    return await sync_to_async(_count, thread_sensitive=False)(rate, DENIED_GROUP, _keys(user, token))

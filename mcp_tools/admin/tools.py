@@ -1,0 +1,285 @@
+"""Admin for tools (schema validation, registered-callable choices, model queries, preview) and access tokens."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+
+from mcp_tools.admin.forms import ModelQueryForm, ModelQueryFormSet
+from mcp_tools.models import (
+    HINT_FIELDS,
+    AccessToken,
+    GroupGrant,
+    ModelQuery,
+    Tool,
+    UserGrant,
+    default_input_schema,
+    hash_token,
+    new_token_secret,
+)
+from mcp_tools.protocol import versions
+from mcp_tools.tools.catalog import entry_from_row
+from mcp_tools.tools.registry import registry
+
+JSON_WIDGET = forms.Textarea(attrs={"rows": 10, "cols": 80, "style": "font-family: monospace"})
+
+
+class PrettyJSONField(forms.JSONField):
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return value
+        return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+class ToolForm(forms.ModelForm):
+    callable_name = forms.ChoiceField(label=_("registered callable"), required=False)
+
+    class Meta:
+        model = Tool
+        fields = (
+            "name",
+            "title",
+            "description",
+            "enabled",
+            "everyone",
+            "rate_limit",
+            "timeout_seconds",
+            "kind",
+            "callable_name",
+            "input_schema",
+            "output_schema",
+            "read_only_hint",
+            "destructive_hint",
+            "idempotent_hint",
+            "open_world_hint",
+            "icons",
+        )
+        field_classes = {
+            "input_schema": PrettyJSONField,
+            "output_schema": PrettyJSONField,
+            "icons": PrettyJSONField,
+        }
+        widgets = {
+            "input_schema": JSON_WIDGET,
+            "output_schema": JSON_WIDGET,
+            "icons": forms.Textarea(attrs={"rows": 3}),
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        choices = [("", "---------"), *registry.choices()]
+        current = self.initial.get("callable_name")
+        if current and registry.get(current) is None:
+            choices.append((current, _("%(name)s (not registered)") % {"name": current}))
+        field = self.fields["callable_name"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = choices
+        if "input_schema" in self.fields:
+            self.fields["input_schema"].required = False
+            self.fields["input_schema"].help_text = _(
+                'JSON Schema with root "type": "object". Leave empty to use the registered callable\'s schema; '
+                "a model query generates its own."
+            )
+
+    def clean_input_schema(self) -> Any:
+        # Left empty: Tool.clean puts the callable's schema in its place; other kinds take no arguments.
+        value = self.cleaned_data.get("input_schema")
+        return default_input_schema() if value is None else value
+
+    def clean(self) -> dict[str, Any] | None:
+        cleaned = super().clean()
+        if "input_schema" not in self.fields and self.cleaned_data.get("kind") == Tool.Kind.CALLABLE:
+            # The schemas were generated for a model query; the callable brings its own (see Tool.clean).
+            self.instance.input_schema, self.instance.output_schema = default_input_schema(), None
+        return cleaned
+
+
+class ModelQueryInline(admin.StackedInline):
+    """The model and allow-lists of a model-query tool; saving it regenerates the tool's schemas."""
+
+    model = ModelQuery
+    form = ModelQueryForm
+    formset = ModelQueryFormSet
+    extra = 1
+    max_num = 1
+    verbose_name = _("model query")
+    verbose_name_plural = _("model query")
+    sections: tuple[tuple[Any, tuple[str, ...], frozenset[str]], ...] = (
+        (None, ("model", "operation"), frozenset(ModelQuery.Operation.values)),
+        (_("Rows"), ("relations", "output_fields", "serializer"), frozenset({"list", "get", "create", "update"})),
+        (
+            _("Filters, search and ordering"),
+            ("filters", "search_fields", "ordering_fields", "default_limit", "max_limit"),
+            frozenset({"list", "count", "aggregate"}),
+        ),
+        (
+            _("Aggregation"),
+            ("aggregate_functions", "aggregate_fields", "group_by_fields"),
+            frozenset({"aggregate"}),
+        ),
+        (
+            _("One row and writes"),
+            ("lookup_field", "writable_fields"),
+            frozenset({"get", "create", "update", "delete"}),
+        ),
+        (_("Rows the caller may reach"), ("scope_field", "scope"), frozenset(ModelQuery.Operation.values)),
+    )
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        # Sections once a query is saved, with those its operation ignores collapsed; one list before that.
+        query = getattr(obj, "query", None) if obj is not None else None
+        if query is None or not query.model:
+            return [(None, {"fields": [name for _name, names, _ops in self.sections for name in names]})]
+        return [
+            (title, {"fields": names, "classes": () if query.operation in operations else ("collapse",)})
+            for title, names, operations in self.sections
+        ]
+
+
+class UserGrantInline(admin.TabularInline):
+    model = UserGrant
+    extra = 0
+    autocomplete_fields = ("user",)
+    verbose_name_plural = _("granted to users")
+
+
+class GroupGrantInline(admin.TabularInline):
+    model = GroupGrant
+    extra = 0
+    verbose_name_plural = _("granted to groups")
+
+
+@admin.register(Tool)
+class ToolAdmin(admin.ModelAdmin):
+    form = ToolForm
+    list_display = ("name", "title", "kind", "callable_name", "enabled", "updated_at")
+    list_filter = ("enabled", "kind")
+    list_editable = ("enabled",)
+    search_fields = ("name", "title", "description", "callable_name")
+    readonly_fields = ("created_at", "updated_at", "definition_preview")
+    actions = ("enable_tools", "disable_tools")
+    inlines = (ModelQueryInline, UserGrantInline, GroupGrantInline)
+    fieldsets = (
+        (None, {"fields": ("name", "title", "description", "enabled")}),
+        (
+            _("Access"),
+            {
+                "fields": ("everyone", "rate_limit", "timeout_seconds"),
+                "description": _("Deny by default: grant the tool below to users or groups, or to everyone."),
+            },
+        ),
+        (_("Implementation"), {"fields": ("kind", "callable_name")}),
+        (_("Schemas"), {"fields": ("input_schema", "output_schema")}),
+        (
+            _("Annotations"),
+            {"fields": ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint", "icons")},
+        ),
+        (
+            _("Preview"),
+            {"fields": ("definition_preview", "created_at", "updated_at"), "classes": ("collapse",)},
+        ),
+    )
+
+    def get_fieldsets(self, request: HttpRequest, obj: Tool | None = None) -> Any:
+        if not is_model_query(obj):
+            return self.fieldsets
+        generated = {
+            "fields": ("generated_input_schema", "generated_output_schema"),
+            "description": _("Generated from the model query below; saving the query regenerates them."),
+        }
+        return [(title, generated if title == _("Schemas") else options) for title, options in self.fieldsets]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Tool | None = None) -> Any:
+        readonly = list(self.readonly_fields)
+        if is_model_query(obj):
+            readonly += ["generated_input_schema", "generated_output_schema", *HINT_FIELDS]
+        return readonly
+
+    @admin.display(description=_("input schema"))
+    def generated_input_schema(self, obj: Tool) -> str:
+        return pretty_json(obj.input_schema)
+
+    @admin.display(description=_("output schema"))
+    def generated_output_schema(self, obj: Tool) -> str:
+        return pretty_json(obj.output_schema)
+
+    @admin.display(description=_("tools/list entry (latest revision)"))
+    def definition_preview(self, obj: Tool) -> str:
+        if obj.pk is None:
+            return "-"
+        text = json.dumps(json.loads(entry_from_row(obj).definition_json(versions.LATEST_LEGACY)), indent=2)
+        return format_html("<pre>{}</pre>", text)
+
+    @admin.action(description=_("Enable selected tools"))
+    def enable_tools(self, request: HttpRequest, queryset: QuerySet[Tool]) -> None:
+        self._set_enabled(request, queryset, True)
+
+    @admin.action(description=_("Disable selected tools"))
+    def disable_tools(self, request: HttpRequest, queryset: QuerySet[Tool]) -> None:
+        self._set_enabled(request, queryset, False)
+
+    def _set_enabled(self, request: HttpRequest, queryset: QuerySet[Tool], enabled: bool) -> None:
+        # Saving each row (rather than queryset.update) sends the change signals; one transaction
+        # makes them one list_changed.
+        count = 0
+        with transaction.atomic(using=queryset.db):
+            for tool in queryset.exclude(enabled=enabled):
+                tool.enabled = enabled
+                tool.save(update_fields=["enabled", "updated_at"])
+                count += 1
+        self.message_user(request, _("%(count)d tool(s) updated.") % {"count": count}, messages.SUCCESS)
+
+
+def is_model_query(tool: Tool | None) -> bool:
+    return tool is not None and tool.kind == Tool.Kind.MODEL_QUERY
+
+
+def pretty_json(value: Any) -> str:
+    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
+
+
+class AccessTokenForm(forms.ModelForm):
+    class Meta:
+        model = AccessToken
+        fields = ("user", "name", "expires_at")
+
+
+@admin.register(AccessToken)
+class AccessTokenAdmin(admin.ModelAdmin):
+    form = AccessTokenForm
+    list_display = ("hint", "user", "name", "created_at", "expires_at", "last_used_at")
+    list_filter = ("created_at", "expires_at")
+    search_fields = ("name", "user__username", "hint")
+    readonly_fields = ("hint", "created_at", "last_used_at")
+    autocomplete_fields = ("user",)
+    date_hierarchy = "created_at"
+
+    def get_fields(self, request: HttpRequest, obj: AccessToken | None = None) -> tuple[str, ...]:
+        if obj is None:
+            return ("user", "name", "expires_at")
+        return ("user", "name", "hint", "expires_at", "created_at", "last_used_at")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: AccessToken | None = None) -> list[str]:
+        readonly = list(self.readonly_fields)
+        return [*readonly, "user"] if obj is not None else readonly
+
+    def save_model(self, request: HttpRequest, obj: AccessToken, form: Any, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        raw = new_token_secret()
+        obj.digest, obj.hint = hash_token(raw), raw[:12]
+        super().save_model(request, obj, form, change)
+        self.message_user(
+            request,
+            format_html("Copy this token now; it will not be shown again: <code>{}</code>", raw),
+            messages.WARNING,
+        )

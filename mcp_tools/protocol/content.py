@@ -1,0 +1,47 @@
+"""Content blocks and ``ToolResult``: what a tool may return besides plain values."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_tools.protocol.shapes import NO_STRUCTURED
+
+
+class Content(dict[str, Any]):
+    """A content block; returning one (or a list of them) from a tool sends it as is."""
+
+
+def text(value: str) -> Content:
+    return Content(type="text", text=value)
+
+
+def image(data: bytes, mime_type: str) -> Content:
+    return Content(type="image", data=base64.b64encode(data).decode(), mimeType=mime_type)
+
+
+def audio(data: bytes, mime_type: str) -> Content:
+    return Content(type="audio", data=base64.b64encode(data).decode(), mimeType=mime_type)
+
+
+def embedded_resource(uri: str, *, text: str, mime_type: str = "text/plain") -> Content:
+    return Content(type="resource", resource={"uri": uri, "mimeType": mime_type, "text": text})
+
+
+def resource_link(uri: str, name: str, *, mime_type: str | None = None, description: str = "") -> Content:
+    link = Content(type="resource_link", uri=uri, name=name)
+    if mime_type:
+        link["mimeType"] = mime_type
+    if description:
+        link["description"] = description
+    return link
+
+
+@dataclass
+class ToolResult:
+    """Return this from a tool for full control over content, structured content and ``isError``."""
+
+    content: list[dict[str, Any]] = field(default_factory=list)
+    structured: Any = NO_STRUCTURED
+    is_error: bool = False

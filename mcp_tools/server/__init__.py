@@ -1,0 +1,1 @@
+"""The MCP method table, sessions and the tools/call pipeline; knows no transport."""

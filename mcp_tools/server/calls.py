@@ -1,0 +1,253 @@
+"""One tools/call from lookup to audit: access, capabilities, rate, validation, limits, execution, shape."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from typing import Any
+
+from mcp_tools.access import permissions, ratelimit
+from mcp_tools.access.audit import audit_log
+from mcp_tools.access.audit_arguments import stored_arguments
+from mcp_tools.conf import mcp_settings
+from mcp_tools.exceptions import (
+    InvalidArguments,
+    InvalidParams,
+    MissingClientCapability,
+    ProtocolError,
+    ToolError,
+    UnknownTool,
+)
+from mcp_tools.protocol import shapes
+from mcp_tools.protocol import versions as v
+from mcp_tools.protocol.jsonrpc import Request
+from mcp_tools.protocol.versions import Revision
+from mcp_tools.server.session import InFlight, Session
+from mcp_tools.tools.catalog import Entry, Snapshot, catalog
+from mcp_tools.tools.context import Context
+from mcp_tools.tools.executors import execute
+
+logger = logging.getLogger("mcp_tools")
+GENERIC_FAILURE = "The tool failed with an internal error."
+
+
+class Refused(Exception):
+    """Ends a call early with an in-band error and its audit outcome."""
+
+    def __init__(self, outcome: str, message: str) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+
+
+class Call:
+    """A tools/call in flight; every way it can end is recorded once."""
+
+    def __init__(self, session: Session, request: Request, revision: Revision, capabilities: dict[str, Any]) -> None:
+        self.session, self.request, self.revision, self.capabilities = session, request, revision, capabilities
+        self.name = request.params.get("name")
+        self.arguments = request.params.get("arguments")
+        self.started = time.perf_counter()
+        self.outcome = "ok"
+        self.message = ""
+        self.result_bytes = 0
+        self.entry: Entry | None = None
+        self.recorded = True  # False for a refusal that its counting window has already recorded
+
+    async def answer(self) -> dict[str, Any]:
+        try:
+            return await self._answer()
+        except ProtocolError as exc:
+            if self.outcome == "ok":
+                self.outcome, self.message = "denied", exc.message
+            raise
+        except asyncio.CancelledError:
+            self.outcome, self.message = "cancelled", "cancelled by the client"
+            raise
+        finally:
+            await self.audit()
+
+    async def _answer(self) -> dict[str, Any]:
+        snapshot = await catalog.get()
+        try:
+            result = await self.result(snapshot)
+        except InvalidArguments as exc:
+            self.outcome, self.message = "invalid", str(exc)
+            if self.revision >= v.V2025_11_25:
+                return shapes.error_result(f"Invalid arguments: {exc}", self.revision)
+            raise InvalidParams("Invalid arguments", {"reason": str(exc)}) from None
+        except Refused as exc:
+            self.outcome, self.message = exc.outcome, str(exc)
+            result = shapes.CallResult([{"type": "text", "text": str(exc)}], is_error=True, value=str(exc))
+        if result.is_error and self.outcome == "ok":
+            self.outcome = "error"
+            self.message = " ".join(b.get("text", "") for b in result.content if b.get("type") == "text")
+        if result.is_error and self.revision <= v.DRAFT:
+            raise InvalidParams("Tool execution failed", {"reason": self.message or GENERIC_FAILURE})
+        shaped = shapes.call_result(result, self.revision)
+        problem = self.measure(shaped)
+        if problem is not None:
+            self.outcome, self.message = "error", problem
+            if self.revision <= v.DRAFT:
+                raise InvalidParams("Tool execution failed", {"reason": problem})
+            return shapes.error_result(problem, self.revision)
+        return shaped
+
+    def measure(self, shaped: dict[str, Any]) -> str | None:
+        """Record the result's size; why it cannot be sent, if it cannot."""
+        try:
+            self.result_bytes = len(json.dumps(shaped, separators=(",", ":"), allow_nan=False, default=str))
+        except ValueError:
+            logger.error("Tool %s returned NaN or Infinity, which JSON cannot carry", self.name)
+            return GENERIC_FAILURE
+        if self.result_bytes > int(mcp_settings.MAX_RESULT_BYTES):
+            return f"The result is larger than {mcp_settings.MAX_RESULT_BYTES} bytes."
+        return None
+
+    async def result(self, snapshot: Snapshot) -> shapes.CallResult:
+        """What the tool produced; a denied or unknown call counts against DENIED_RATE first."""
+        try:
+            self.entry = await self.find(snapshot)
+            self.check_capabilities(self.entry)
+        except ProtocolError:
+            self.refuse_if_limited(await ratelimit.check_denied(self.session.user, self.session.token))
+            raise
+        return await self.run(snapshot, self.entry)
+
+    def refuse_if_limited(self, limited: ratelimit.Limited | None) -> None:
+        if limited is None:
+            return
+        # A flood of refusals writes one row per counting window: the first, which names the rate.
+        self.recorded = limited.first
+        raise Refused("rate_limited", f"Rate limit {limited.rate} exceeded: retry after {limited.retry_after} s.")
+
+    async def find(self, snapshot: Snapshot) -> Entry:
+        if not isinstance(self.name, str):
+            raise InvalidParams('"name" must be a string')
+        entry = snapshot.by_name.get(self.name)
+        await permissions.prepare(self.session.user)
+        if entry is None or entry.name not in snapshot.visible_names(self.session.user):
+            raise UnknownTool(self.name)
+        return entry
+
+    def check_capabilities(self, entry: Entry) -> None:
+        """-32021 when the tool needs a client capability this request did not declare (2026-07-28)."""
+        required = entry.required_capabilities
+        if required and self.revision.is_modern and any(k not in self.capabilities for k in required):
+            raise MissingClientCapability(
+                f"The tool needs the client capabilities: {', '.join(sorted(required))}",
+                {"requiredCapabilities": required},
+            )
+
+    async def run(self, snapshot: Snapshot, entry: Entry) -> shapes.CallResult:
+        arguments = {} if self.arguments is None else self.arguments
+        if not isinstance(arguments, dict):
+            raise InvalidArguments('"arguments" must be an object')
+        self.refuse_if_limited(
+            await ratelimit.check(self.session.user, self.session.token, entry, snapshot.rate_overrides)
+        )
+        running = self.session.batched_calls + sum(1 for f in self.session.in_flight.values() if f.ctx is not None)
+        if running >= int(mcp_settings.MAX_CONCURRENT_CALLS):
+            raise Refused("error", f"Too many calls in progress (at most {mcp_settings.MAX_CONCURRENT_CALLS}).")
+        validate_arguments(entry, arguments)
+        if self.own_entry() is not None:
+            return await self.execute(entry, arguments)
+        # Members of a batch run outside in_flight; counting them here keeps batches within the limit.
+        self.session.batched_calls += 1
+        try:
+            return await self.execute(entry, arguments)
+        finally:
+            self.session.batched_calls -= 1
+
+    async def execute(self, entry: Entry, arguments: dict[str, Any]) -> shapes.CallResult:
+        ctx = self.context(entry)
+        timeout = float(entry.timeout_seconds or mcp_settings.CALL_TIMEOUT_SECONDS)
+        try:
+            result = await asyncio.wait_for(execute(entry, arguments, ctx), timeout)
+        except ToolError as exc:
+            return shapes.CallResult([{"type": "text", "text": str(exc)}], is_error=True, value=str(exc))
+        except TimeoutError:
+            ctx.cancel()
+            raise Refused("timeout", f"The tool did not finish within {timeout:g} s.") from None
+        except (InvalidArguments, asyncio.CancelledError):
+            raise
+        except Exception:
+            logger.error("Tool %s failed", entry.name, exc_info=bool(mcp_settings.LOG_TRACEBACKS))
+            return shapes.CallResult([{"type": "text", "text": GENERIC_FAILURE}], is_error=True)
+        return check_output(entry, result)
+
+    def context(self, entry: Entry) -> Context:
+        meta = self.request.params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        ctx = Context(
+            user=self.session.user,
+            tool_name=entry.name,
+            request_id=self.request.id,
+            progress_token=token if isinstance(token, int | str) and not isinstance(token, bool) else None,
+            emit=self.session.emit,
+            transport=self.session.transport,
+            session_id=self.session.session_id,
+        )
+        running = self.own_entry()
+        if running is not None:
+            running.ctx = ctx
+        return ctx
+
+    def own_entry(self) -> InFlight | None:
+        """This call's in-flight entry; a batch member has none, though a spawned request may hold its id."""
+        running = self.session.in_flight.get(self.request.id)
+        return running if running is not None and running.task is asyncio.current_task() else None
+
+    async def audit(self) -> None:
+        if not mcp_settings.AUDIT or not self.recorded:
+            return
+        user = self.session.user
+        authenticated = getattr(user, "is_authenticated", False)
+        await audit_log.record(
+            user_id=user.pk if authenticated else None,
+            username=user.get_username() if authenticated else "",
+            token_id=getattr(self.session.token, "pk", None),
+            transport=self.session.transport,
+            session_id=self.session.session_id,
+            tool_name=str(self.name)[:128],
+            arguments=await stored_arguments(self.arguments or {}, parameter_names(self.entry)),
+            outcome=self.outcome,
+            message=self.message[:2000],
+            duration_ms=(time.perf_counter() - self.started) * 1000,
+            result_bytes=self.result_bytes,
+        )
+
+
+def parameter_names(entry: Entry | None) -> frozenset[str]:
+    """The argument names a tool declares, which the audit trail keeps first when it must cut."""
+    if entry is None:
+        return frozenset()
+    if entry.argument_names is not None:
+        return entry.argument_names
+    properties = entry.spec.input_schema.get("properties")
+    return frozenset(properties) if isinstance(properties, dict) else frozenset()
+
+
+def validate_arguments(entry: Entry, arguments: dict[str, Any]) -> None:
+    if entry.argument_names is not None:
+        unknown = sorted(set(arguments) - entry.argument_names)
+        if unknown:
+            allowed = ", ".join(sorted(entry.argument_names)) or "none"
+            raise InvalidArguments(f"Unknown argument {', '.join(map(repr, unknown))}. Allowed: {allowed}.")
+    error = entry.input_check.first_error(arguments)
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path)
+        raise InvalidArguments(f"{where}: {error.message}" if where else error.message)
+
+
+def check_output(entry: Entry, result: shapes.CallResult) -> shapes.CallResult:
+    check = entry.output_check
+    # A model query's rows come from the same allow-list its output schema was generated from.
+    if check is None or result.is_error or entry.kind == "model_query":
+        return result
+    error = check.first_error(result.structured if result.has_structured else None)
+    if error is None:
+        return result
+    logger.error("Tool %s returned output that does not match its output schema: %s", entry.name, error.message)
+    return shapes.CallResult([{"type": "text", "text": GENERIC_FAILURE}], is_error=True)

@@ -1,0 +1,157 @@
+"""Per-connection state: negotiated revision, client capabilities, user, in-flight calls, listens."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_tools.access import permissions
+from mcp_tools.protocol.jsonrpc import RequestId, notification
+from mcp_tools.protocol.versions import SUBSCRIPTION_ID_META, Revision
+from mcp_tools.tools.context import Context
+
+LIST_CHANGED = "notifications/tools/list_changed"
+Emit = Callable[[Any], None]
+OnEnd = Callable[[str], object]
+
+
+@dataclass
+class InFlight:
+    task: asyncio.Task[Any]
+    ctx: Context | None = None
+
+
+@dataclass
+class Listen:
+    """A modern ``subscriptions/listen`` request held open until cancelled or closed."""
+
+    request_id: RequestId
+    tools: bool
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class ListWatcher:
+    """Something told about tool changes that matter to one caller: it announces only real changes.
+
+    The hub also ends it (:meth:`end`) once its caller's credentials stop working: a revoked or expired
+    token, a deactivated or deleted user.
+    """
+
+    user: Any = None
+    token: Any = None
+    fingerprint: frozenset[Any] | None = None
+    ended_because: str = ""  # why the hub ended it; empty while its credentials work
+
+    def remember(self, snapshot: Any) -> None:
+        self.fingerprint = snapshot.fingerprint(self.user)
+
+    def tools_changed(self, snapshot: Any) -> None:
+        """Announce list_changed when, and only when, this caller's list differs from the last one seen."""
+        current = snapshot.fingerprint(self.user)
+        if current != self.fingerprint:
+            self.fingerprint = current
+            self.announce()
+
+    def announce(self) -> None:
+        raise NotImplementedError
+
+    def end(self, reason: str) -> None:
+        """Stop serving this caller: its credentials no longer work. Ending twice does nothing more."""
+        if not self.ended_because:
+            self.ended_because = reason
+            self.ended(reason)
+
+    def ended(self, reason: str) -> None:
+        """What the transport does once the caller is cut off (close the socket, end the stream)."""
+
+    def credentials_problem(self) -> str | None:
+        """Why this caller may do nothing more (checked on every request), or None while all is well."""
+        if self.ended_because:
+            return self.ended_because
+        return credentials_problem(self.user, self.token)
+
+
+def credentials_problem(user: Any, token: Any) -> str | None:
+    """Why ``user`` holding ``token`` may not be served at this moment, or None."""
+    if token is not None and token.is_expired:
+        return TOKEN_EXPIRED
+    if not permissions.may_connect(user):
+        return USER_INACTIVE
+    return None
+
+
+TOKEN_REVOKED = "The access token was revoked."
+TOKEN_EXPIRED = "The access token expired."
+USER_INACTIVE = "The user may no longer connect."
+
+
+class Session(ListWatcher):
+    """What the server knows of one client connection (or, for stateless HTTP, one request)."""
+
+    def __init__(
+        self,
+        *,
+        transport: str,
+        user: Any,
+        emit: Emit,
+        session_id: str = "",
+        can_notify: bool = False,
+        token: Any = None,
+    ) -> None:
+        self.transport = transport
+        self.user = user
+        self.token = token
+        self.emit = emit
+        self.session_id = session_id
+        self.can_notify = can_notify
+        self.revision: Revision | None = None
+        self.client_capabilities: dict[str, Any] = {}
+        self.client_info: dict[str, Any] = {}
+        self.ready = False
+        self.on_end: OnEnd | None = None  # set by transports that can cut the connection off
+        self.in_flight: dict[RequestId, InFlight] = {}
+        self.batched_calls = 0  # tools/call members of a batch now running (in_flight holds spawned requests only)
+        self.listens: dict[RequestId, Listen] = {}
+
+    @property
+    def initialized(self) -> bool:
+        return self.revision is not None
+
+    def announce(self) -> None:
+        """Tell the client its tool list changed: on the session (legacy) and on each listen (modern)."""
+        if self.initialized and self.can_notify:
+            self.emit(notification(LIST_CHANGED))
+        for listen in self.listens.values():
+            if listen.tools:
+                self.emit(notification(LIST_CHANGED, {"_meta": {SUBSCRIPTION_ID_META: listen.request_id}}))
+
+    def cancel(self, request_id: Any, reason: str = "") -> bool:
+        """Stop an in-flight request; returns whether one was running."""
+        listen = self.listens.pop(request_id, None)
+        if listen is not None:
+            listen.ended.set()
+        running = self.in_flight.pop(request_id, None)
+        if running is None:
+            return listen is not None
+        if running.ctx is not None:
+            running.ctx.cancel()
+        running.task.cancel(reason or None)
+        return True
+
+    def ended(self, reason: str) -> None:
+        for listen in self.listens.values():
+            listen.ended.set()
+        if self.on_end is not None:
+            self.on_end(reason)
+
+    def close(self) -> list[asyncio.Task[Any]]:
+        """Cancel everything in flight; returns the tasks, which still finish (and audit) after this."""
+        tasks = [running.task for running in self.in_flight.values()]
+        for request_id in list(self.in_flight):
+            self.cancel(request_id, "connection closed")
+        for listen in self.listens.values():
+            listen.ended.set()
+        self.listens.clear()
+        return tasks

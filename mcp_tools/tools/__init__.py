@@ -1,0 +1,1 @@
+"""What a tool is and how it runs: the catalog, registered callables, schemas, executors."""

@@ -1,0 +1,84 @@
+"""The call context a tool receives as ``ctx``: caller, the caller's rows, progress and cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from mcp_tools.protocol.jsonrpc import notification
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+class CallCancelled(Exception):
+    """Raised by :meth:`Context.check_cancelled` once the client cancelled the call."""
+
+
+class Context:
+    """Passed to a tool that declares a ``ctx`` parameter.
+
+    ``report_progress`` works from async and sync tools alike and never blocks; sync tools that run
+    long poll ``cancelled`` (or call ``check_cancelled``) because a thread cannot be interrupted.
+    """
+
+    def __init__(
+        self,
+        *,
+        user: Any,
+        tool_name: str,
+        request_id: int | str | None = None,
+        progress_token: int | str | None = None,
+        emit: Emit | None = None,
+        transport: str = "",
+        session_id: str = "",
+    ) -> None:
+        self.user = user
+        self.tool_name = tool_name
+        self.request_id = request_id
+        self.progress_token = progress_token
+        self.transport = transport
+        self.session_id = session_id
+        self._emit = emit
+        self._cancelled = threading.Event()
+        self._loop = _running_loop()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    def check_cancelled(self) -> None:
+        if self._cancelled.is_set():
+            raise CallCancelled(self.tool_name)
+
+    def queryset(self, model: Any) -> Any:
+        """The rows of ``model`` the caller may see, as :func:`mcp_tools.scoped` gives them."""
+        from mcp_tools.access.scopes import scoped
+
+        return scoped(model, self.user)
+
+    def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send ``notifications/progress`` when the client asked for it; otherwise do nothing."""
+        if self.progress_token is None or self._emit is None or self.cancelled:
+            return
+        params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        message_obj = notification("notifications/progress", params)
+        if self._loop is None or _running_loop() is self._loop:
+            self._emit(message_obj)
+        else:
+            self._loop.call_soon_threadsafe(self._emit, message_obj)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -1,0 +1,20 @@
+"""How a tool runs: one executor per tool kind."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_tools.protocol.shapes import CallResult
+from mcp_tools.tools.catalog import Entry
+from mcp_tools.tools.context import Context
+
+
+async def execute(entry: Entry, arguments: dict[str, Any], ctx: Context) -> CallResult:
+    """Run ``entry`` with validated ``arguments``; raises ToolError or any exception of the tool."""
+    from mcp_tools.tools.executors import callables, queries
+
+    if entry.kind == "callable":
+        return await callables.run(entry, arguments, ctx)
+    if entry.kind == "model_query" and entry.query is not None:
+        return await queries.run(entry.query, arguments, ctx)
+    raise LookupError(f"No executor for tool kind {entry.kind!r}")

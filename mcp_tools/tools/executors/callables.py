@@ -1,0 +1,62 @@
+"""Runs registered Python callables: async ones on the loop, sync ones in a worker thread."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from channels.db import database_sync_to_async
+from django.core.serializers.json import DjangoJSONEncoder
+
+from mcp_tools.protocol.content import Content, ToolResult
+from mcp_tools.protocol.shapes import NO_STRUCTURED, CallResult
+from mcp_tools.tools.catalog import Entry
+from mcp_tools.tools.context import Context
+from mcp_tools.tools.registry import RegisteredTool, registry
+
+_PLAIN = (int, float, bool, str, type(None))
+_encoder = DjangoJSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+async def run(entry: Entry, arguments: dict[str, Any], ctx: Context) -> CallResult:
+    registered = registry.get(entry.callable_name)
+    if registered is None:
+        raise LookupError(f"Tool {entry.name!r} names unregistered callable {entry.callable_name!r}")
+    kwargs = {**arguments, "ctx": ctx} if registered.takes_context else arguments
+    if registered.is_async:
+        value = await registered.func(**kwargs)
+    else:
+        value = await database_sync_to_async(registered.func, thread_sensitive=False)(**kwargs)
+    return to_result(value, registered, entry.spec.output_schema is not None)
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` as plain JSON types (dates, decimals and UUIDs as strings)."""
+    if isinstance(value, _PLAIN):
+        return value
+    return json.loads(_encoder.encode(value))
+
+
+def to_result(value: Any, registered: RegisteredTool, has_output_schema: bool) -> CallResult:
+    """Turn what a callable returned into content and, where it is structured, structuredContent."""
+    if isinstance(value, ToolResult):
+        plain_value = None if value.structured is NO_STRUCTURED else value.structured
+        return CallResult(list(value.content), value.structured, value.is_error, plain_value)
+    if _is_content(value):
+        return CallResult([value], value=None)
+    if isinstance(value, list) and value and all(_is_content(v) for v in value):
+        return CallResult(list(value), value=None)
+    if isinstance(value, str) and not registered.wraps_result:
+        return CallResult([{"type": "text", "text": value}], value=value)
+    plain = jsonable(value)
+    structured: Any = NO_STRUCTURED
+    if registered.wraps_result:
+        structured = {"result": plain}
+    elif isinstance(plain, dict) or has_output_schema:
+        structured = plain
+    text = plain if isinstance(plain, str) else _encoder.encode(plain)
+    return CallResult([{"type": "text", "text": text}], structured, value=plain)
+
+
+def _is_content(value: Any) -> bool:
+    return isinstance(value, Content)

@@ -1,0 +1,103 @@
+"""The four reads and the dispatch of all seven operations, each run in one transaction under a statement
+timeout, always within the caller's scope."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.db import connections, router, transaction
+from django.db.models import Avg, Count, Max, Min, Q, QuerySet, Sum
+
+from mcp_tools.conf import mcp_settings
+from mcp_tools.tools.executors.queries import serialize, writes
+from mcp_tools.tools.executors.queries.arguments import Plan, make_cursor
+from mcp_tools.tools.executors.queries.call import Call, Result, in_scope, not_found, rows
+from mcp_tools.tools.executors.queries.config import QuerySpec
+from mcp_tools.tools.executors.queries.fields import SEP
+
+FUNCTIONS: dict[str, type[Any]] = {"sum": Sum, "avg": Avg, "min": Min, "max": Max}
+
+
+def execute(spec: QuerySpec, plan: Plan, arguments: dict[str, Any], user: Any) -> Result:
+    alias = router.db_for_write(spec.model) if spec.is_write else router.db_for_read(spec.model)
+    with transaction.atomic(using=alias):
+        _limit_statement_time(alias)
+        return OPERATIONS[spec.operation](Call(spec, plan, arguments, user, in_scope(spec, user).using(alias)))
+
+
+def _limit_statement_time(alias: str) -> None:
+    connection = connections[alias]
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL statement_timeout = %s", [int(mcp_settings.QUERY_TIMEOUT_MS)])
+
+
+def _searched(spec: QuerySpec, plan: Plan, queryset: QuerySet[Any]) -> QuerySet[Any]:
+    queryset = queryset.filter(plan.filters)
+    if plan.search:
+        terms = Q()
+        for path in spec.search:
+            terms |= Q(**{f"{path}{SEP}icontains": plan.search})
+        queryset = queryset.filter(terms)
+    return queryset
+
+
+def run_list(call: Call) -> Result:
+    spec, plan = call.spec, call.plan
+    pk = spec.model._meta.pk.name
+    # A stable order makes offsets page without gaps or repeats.
+    queryset = _searched(spec, plan, call.queryset).order_by(*(_column(spec, o) for o in (plan.order_by, pk) if o))
+    total = queryset.count()
+    result: Result = {"results": rows(spec, queryset[plan.offset : plan.offset + plan.limit]), "count": total}
+    if plan.offset + plan.limit < total:
+        result["next_cursor"] = make_cursor(spec, call.arguments, plan.offset + plan.limit)
+    return result
+
+
+def run_get(call: Call) -> Result:
+    found = rows(call.spec, call.queryset.filter(**{call.spec.lookup.attname: call.plan.lookup_value})[:1])
+    if not found:
+        raise not_found(call)
+    return {"results": found, "count": 1}
+
+
+def run_count(call: Call) -> Result:
+    return {"results": [], "count": _searched(call.spec, call.plan, call.queryset).count()}
+
+
+def run_aggregate(call: Call) -> Result:
+    plan = call.plan
+    queryset = _searched(call.spec, plan, call.queryset).order_by()
+    annotations = {name: _metric(name) for name in plan.metrics}
+    if not plan.group_by:
+        return {"results": [serialize.row(queryset.aggregate(**annotations))], "count": 1, "truncated": False}
+    grouped = queryset.values(*plan.group_by).annotate(**annotations)
+    ordering = (_column(call.spec, name) for name in (plan.order_by or plan.group_by[0], *plan.group_by))
+    found = list(grouped.order_by(*ordering)[: plan.limit + 1])
+    shown = [serialize.row(r) for r in found[: plan.limit]]
+    return {"results": shown, "count": len(shown), "truncated": len(found) > plan.limit}
+
+
+def _column(spec: QuerySpec, name: str) -> str:
+    """What ``order_by`` sorts by in the database: the same path, with a relation replaced by its key."""
+    path = name.removeprefix("-")
+    return f"{name[: len(name) - len(path)]}{spec.order_columns.get(path, path)}"
+
+
+def _metric(name: str) -> Any:
+    if name == "count":
+        return Count("pk")
+    function, _, path = name.partition(SEP)
+    return FUNCTIONS[function](path)
+
+
+OPERATIONS: dict[str, Callable[[Call], Result]] = {
+    "list": run_list,
+    "get": run_get,
+    "count": run_count,
+    "aggregate": run_aggregate,
+    "create": writes.run_create,
+    "update": writes.run_update,
+    "delete": writes.run_delete,
+}

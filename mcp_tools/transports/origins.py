@@ -1,0 +1,125 @@
+"""Origin and Host validation for handshakes and HTTP requests (cross-site and DNS-rebinding defence).
+
+A browser ``Origin`` passes when its scheme, host and port equal the connection's own origin (the scheme
+it arrived with, or the one ``SECURE_PROXY_SSL_HEADER`` reports, and its ``Host``), or match an entry of
+``ALLOWED_ORIGINS`` or Django's ``CSRF_TRUSTED_ORIGINS``. Default ports compare equal to absent ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import ParseResult, urlparse
+
+from channels.security.websocket import OriginValidator
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.http.request import split_domain_port, validate_host
+
+from mcp_tools.access.authentication import header
+from mcp_tools.conf import mcp_settings
+
+WEB_SCHEMES = ("http", "https")
+SECURE_SCHEMES = frozenset({"https", "wss"})
+
+
+def allowed_hosts() -> list[str]:
+    hosts = list(settings.ALLOWED_HOSTS)
+    if settings.DEBUG and not hosts:
+        hosts = [".localhost", "127.0.0.1", "[::1]"]
+    return hosts
+
+
+def host_allowed(host: str | None) -> bool:
+    if not host:
+        return False
+    domain, _port = split_domain_port(host)
+    return bool(domain) and validate_host(domain, allowed_hosts())
+
+
+def parse_origin(value: str) -> ParseResult | None:
+    """``value`` split into scheme, host and port when it is a serialized web origin, else None.
+
+    ``null``, other schemes, paths, credentials and ports that are not numbers are no origin of ours.
+    """
+    try:
+        parts = urlparse(value)
+        _port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in WEB_SCHEMES or not parts.hostname or parts.username is not None:
+        return None
+    if parts.password is not None or parts.path or parts.params or parts.query or parts.fragment:
+        return None
+    return parts
+
+
+def is_origin_pattern(entry: object) -> bool:
+    """Whether a configured entry is a full origin, or one with a ``*.`` subdomain wildcard."""
+    if not isinstance(entry, str):
+        return False
+    parsed = parse_origin(entry.replace("://*.", "://", 1))
+    return parsed is not None and not str(parsed.hostname).startswith(".")
+
+
+def listed_origins() -> list[str]:
+    """``ALLOWED_ORIGINS``; a value that is not a list (check ``mcp_tools.E006``) lists nothing."""
+    listed = mcp_settings.ALLOWED_ORIGINS
+    return list(listed) if isinstance(listed, list | tuple) else []
+
+
+def connection_scheme(scope: dict[str, Any]) -> str:
+    """``http`` or ``https``: how the connection reached us, as Django's ``request.scheme`` decides it."""
+    proxy = settings.SECURE_PROXY_SSL_HEADER
+    if proxy:
+        try:
+            meta_name, secure_value = proxy
+        except ValueError:
+            message = "The SECURE_PROXY_SSL_HEADER setting must be a tuple containing two values."
+            raise ImproperlyConfigured(message) from None
+        forwarded = header(scope, _header_name(meta_name))
+        if forwarded is not None:
+            return "https" if forwarded.split(",", 1)[0].strip() == secure_value else "http"
+    default = "ws" if scope.get("type") == "websocket" else "http"
+    return "https" if scope.get("scheme", default) in SECURE_SCHEMES else "http"
+
+
+def connection_origin(scope: dict[str, Any]) -> str | None:
+    host = header(scope, b"host")
+    return f"{connection_scheme(scope)}://{host}" if host else None
+
+
+def trusted_patterns(scope: dict[str, Any]) -> list[str]:
+    """The connection's own origin and every configured origin, in Channels' pattern syntax."""
+    configured = [*listed_origins(), *getattr(settings, "CSRF_TRUSTED_ORIGINS", ())]
+    # Channels reads a pattern without a scheme as a bare host name, the very comparison this module
+    # replaces, so entries that are not full origins are left out; its subdomain form is ".example.com".
+    patterns = [entry.replace("://*.", "://.", 1) for entry in configured if is_origin_pattern(entry)]
+    own = connection_origin(scope)
+    if own is not None and parse_origin(own) is not None:
+        patterns.append(own)
+    return patterns
+
+
+def origin_allowed(origin: str | None, scope: dict[str, Any]) -> bool:
+    """No Origin (a non-browser client) passes; a browser origin must be the connection's own or trusted."""
+    if origin is None or "*" in listed_origins():
+        return True
+    parsed = parse_origin(origin)
+    if parsed is None:
+        return False
+    # Channels' matcher compares scheme, host and port, with the default port of each scheme filled in.
+    return bool(OriginValidator(None, trusted_patterns(scope)).validate_origin(parsed))
+
+
+def scope_problem(scope: dict[str, Any]) -> str | None:
+    """Why a connection scope must be refused (foreign Host or Origin), or None."""
+    if not host_allowed(header(scope, b"host")):
+        return "host"
+    if not origin_allowed(header(scope, b"origin"), scope):
+        return "origin"
+    return None
+
+
+def _header_name(meta_name: str) -> bytes:
+    """The ASGI header a ``request.META`` key names: ``HTTP_X_FORWARDED_PROTO`` -> ``x-forwarded-proto``."""
+    return meta_name.removeprefix("HTTP_").lower().replace("_", "-").encode("latin-1")
