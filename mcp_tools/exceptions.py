@@ -24,48 +24,35 @@ class ProtocolError(MCPError):
 
     code: int = INTERNAL_ERROR
     default_message: str = "Internal error"
-    http_status: int = 200  # the status a 2026-07-28 HTTP response carries (PROTOCOL.md §3)
 
     def __init__(self, message: str | None = None, data: Any = None) -> None:
         self.message = message or self.default_message
         self.data = data
         super().__init__(self.message)
 
-    def to_error(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
 
 class ParseError(ProtocolError):
     code = PARSE_ERROR
     default_message = "Parse error"
-    http_status = 400
 
 
 class InvalidRequest(ProtocolError):
     code = INVALID_REQUEST
     default_message = "Invalid Request"
-    http_status = 400
 
 
 class MethodNotFound(ProtocolError):
     code = METHOD_NOT_FOUND
     default_message = "Method not found"
-    http_status = 404
 
 
 class InvalidParams(ProtocolError):
     code = INVALID_PARAMS
     default_message = "Invalid params"
-    http_status = 400
 
 
 class UnknownTool(InvalidParams):
     """Raised for unknown tools and for tools the caller may not use alike."""
-
-    http_status = 200
 
     def __init__(self, name: object) -> None:
         super().__init__(f"Unknown tool: {name}", {"reason": f"Unknown tool: {name}"})
@@ -76,25 +63,21 @@ class Unauthenticated(ProtocolError):
 
     code = UNAUTHENTICATED
     default_message = "Authentication required"
-    http_status = 401
 
 
 class HeaderMismatch(ProtocolError):
     code = HEADER_MISMATCH
     default_message = "Header mismatch"
-    http_status = 400
 
 
 class MissingClientCapability(ProtocolError):
     code = MISSING_CLIENT_CAPABILITY
     default_message = "Missing required client capability"
-    http_status = 400
 
 
 class UnsupportedProtocolVersion(ProtocolError):
     code = UNSUPPORTED_PROTOCOL_VERSION
     default_message = "Unsupported protocol version"
-    http_status = 400
 
 
 class ToolError(MCPError):

@@ -19,6 +19,7 @@ from mcp_tools.exceptions import (
     ParseError,
 )
 from mcp_tools.protocol import jsonrpc
+from mcp_tools.protocol.errors import error_response
 from mcp_tools.protocol.jsonrpc import Invalid, Notification, RawJSON, Request, Response
 from tests.test_server import LEGACY, Wire, connected, error, rpc
 
@@ -140,7 +141,7 @@ def test_depth_exceeds_handles_nesting_far_beyond_the_recursion_limit() -> None:
 
 def test_builders_make_the_three_outgoing_envelopes() -> None:
     assert jsonrpc.result(1, {}) == {"jsonrpc": "2.0", "id": 1, "result": {}}
-    assert jsonrpc.error(None, InvalidParams("Bad", {"reason": "r"})) == {
+    assert error_response(None, InvalidParams("Bad", {"reason": "r"})) == {
         "jsonrpc": "2.0",
         "id": None,
         "error": {"code": -32602, "message": "Bad", "data": {"reason": "r"}},

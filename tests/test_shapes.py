@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
+from mcp_tools.exceptions import InvalidParams
 from mcp_tools.models import Tool
-from mcp_tools.protocol import content, shapes
+from mcp_tools.protocol import content, errors, shapes
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.shapes import CallResult, ToolSpec
 from tests.test_server import DRAFTS, LEGACY, MODERN, SERVER_INFO, conforms, connected, sdk, sdk_modern
@@ -149,11 +150,13 @@ def test_the_draft_answers_a_plain_tool_result(version: Any, result: CallResult,
 
 
 @pytest.mark.parametrize("version", ALL)
-def test_error_result_is_one_text_block_flagged_as_an_error(version: Any) -> None:
-    result = shapes.error_result("Nope.", revision(version))
+def test_a_tool_failure_is_one_text_block_flagged_as_an_error_or_for_the_draft_invalid_params(version: Any) -> None:
     if version in DRAFTS:
-        assert result == {"toolResult": "Nope."}
+        with pytest.raises(InvalidParams) as raised:
+            errors.tool_failure("Nope.", revision(version))
+        assert (raised.value.message, raised.value.data) == ("Tool execution failed", {"reason": "Nope."})
         return
+    result = errors.tool_failure("Nope.", revision(version))
     expected: dict[str, Any] = {"content": [{"type": "text", "text": "Nope."}], "isError": True}
     if version == MODERN:
         expected["resultType"] = "complete"
@@ -165,7 +168,7 @@ def test_error_result_is_one_text_block_flagged_as_an_error(version: Any) -> Non
 )
 def test_call_results_conform_to_the_sdk_model(version: str, model: Any) -> None:
     conforms(model, shapes.call_result(MIXED, revision(version)))
-    conforms(model, shapes.error_result("Nope.", revision(version)))
+    conforms(model, errors.tool_failure("Nope.", revision(version)))
 
 
 # As tools/list shows them -----------------------------------------------------------------------

@@ -70,6 +70,18 @@ def parse(text: str | bytes) -> Any:
         raise ParseError() from None
 
 
+def decode(text: str | bytes, *, max_bytes: int, max_depth: int) -> Any:
+    """One received message (or batch) as JSON values, within the size and nesting limits."""
+    # The limit is in bytes; a str of non-ASCII characters is longer once encoded.
+    size = len(text) if isinstance(text, bytes) or text.isascii() else len(text.encode())
+    if size > max_bytes:
+        raise InvalidRequest(f"Message larger than {max_bytes} bytes")
+    decoded = parse(text)
+    if depth_exceeds(decoded, max_depth):
+        raise InvalidRequest(f"Message nested deeper than {max_depth} levels")
+    return decoded
+
+
 def depth_exceeds(value: Any, limit: int) -> bool:
     """Whether containers nest deeper than ``limit``; iterative, stops at the first excess."""
     stack: list[tuple[Any, int]] = [(value, 1)]
@@ -120,18 +132,6 @@ def classify(obj: Any) -> Message:
 
 def result(request_id: RequestId, value: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "result": value}
-
-
-class ErrorResponse(dict[str, Any]):
-    """A JSON-RPC error response that remembers the HTTP status its error implies."""
-
-    http_status = 200
-
-
-def error(request_id: RequestId | None, exc: ProtocolError) -> dict[str, Any]:
-    response = ErrorResponse(jsonrpc="2.0", id=request_id, error=exc.to_error())
-    response.http_status = exc.http_status
-    return response
 
 
 def notification(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -95,8 +95,3 @@ def call_result(result: CallResult, revision: Revision) -> dict[str, Any]:
     if revision.is_modern:
         out["resultType"] = "complete"
     return out
-
-
-def error_result(message: str, revision: Revision) -> dict[str, Any]:
-    """An in-band ``isError`` result carrying one text block."""
-    return call_result(CallResult([{"type": "text", "text": message}], is_error=True, value=message), revision)

@@ -20,7 +20,7 @@ from mcp_tools.exceptions import (
     ToolError,
     UnknownTool,
 )
-from mcp_tools.protocol import shapes
+from mcp_tools.protocol import errors, shapes
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.jsonrpc import Request
 from mcp_tools.protocol.versions import Revision
@@ -74,9 +74,7 @@ class Call:
             result = await self.result(snapshot)
         except InvalidArguments as exc:
             self.outcome, self.message = "invalid", str(exc)
-            if self.revision >= v.V2025_11_25:
-                return shapes.error_result(f"Invalid arguments: {exc}", self.revision)
-            raise InvalidParams("Invalid arguments", {"reason": str(exc)}) from None
+            return errors.invalid_arguments(str(exc), self.revision)
         except Refused as exc:
             self.outcome, self.message = exc.outcome, str(exc)
             result = shapes.CallResult([{"type": "text", "text": str(exc)}], is_error=True, value=str(exc))
@@ -84,14 +82,12 @@ class Call:
             self.outcome = "error"
             self.message = " ".join(b.get("text", "") for b in result.content if b.get("type") == "text")
         if result.is_error and self.revision <= v.DRAFT:
-            raise InvalidParams("Tool execution failed", {"reason": self.message or GENERIC_FAILURE})
+            return errors.tool_failure(self.message or GENERIC_FAILURE, self.revision)
         shaped = shapes.call_result(result, self.revision)
         problem = self.measure(shaped)
         if problem is not None:
             self.outcome, self.message = "error", problem
-            if self.revision <= v.DRAFT:
-                raise InvalidParams("Tool execution failed", {"reason": problem})
-            return shapes.error_result(problem, self.revision)
+            return errors.tool_failure(problem, self.revision)
         return shaped
 
     def measure(self, shaped: dict[str, Any]) -> str | None:

@@ -21,6 +21,7 @@ from mcp_tools.exceptions import (
 )
 from mcp_tools.protocol import jsonrpc, modern
 from mcp_tools.protocol import versions as v
+from mcp_tools.protocol.errors import error_response
 from mcp_tools.protocol.jsonrpc import Invalid, Message, Notification, RawJSON, Request
 from mcp_tools.protocol.versions import Revision
 from mcp_tools.server.calls import Call
@@ -114,6 +115,11 @@ def spawn_refusal(session: Session, request: Request) -> ProtocolError | None:
     return None
 
 
+def decode_message(text: str | bytes) -> Any:
+    """A received frame or body as JSON values, within MAX_MESSAGE_BYTES and MAX_DEPTH."""
+    return jsonrpc.decode(text, max_bytes=int(mcp_settings.MAX_MESSAGE_BYTES), max_depth=int(mcp_settings.MAX_DEPTH))
+
+
 class Server:
     """Dispatches decoded messages for a session; transports only move text in and out."""
 
@@ -131,18 +137,10 @@ class Server:
 
     async def receive(self, session: Session, text: str | bytes) -> None:
         """Handle one frame: parse, dispatch, and emit every response on the session."""
-        # The limit is in bytes; a str of non-ASCII characters is longer once encoded.
-        size_in_bytes = len(text) if isinstance(text, bytes) or text.isascii() else len(text.encode())
-        if size_in_bytes > mcp_settings.MAX_MESSAGE_BYTES:
-            size = mcp_settings.MAX_MESSAGE_BYTES
-            session.emit(jsonrpc.error(None, InvalidRequest(f"Message larger than {size} bytes")))
-            return
         try:
-            decoded = jsonrpc.parse(text)
-            if jsonrpc.depth_exceeds(decoded, mcp_settings.MAX_DEPTH):
-                raise InvalidRequest(f"Message nested deeper than {mcp_settings.MAX_DEPTH} levels")
+            decoded = decode_message(text)
         except ProtocolError as exc:
-            session.emit(jsonrpc.error(None, exc))
+            session.emit(error_response(None, exc))
             return
         if isinstance(decoded, list):
             await self.receive_batch(session, decoded)
@@ -163,7 +161,7 @@ class Server:
         if refused is not None:
             reason = f"{refused} must not be part of a batch"
         if reason is not None:
-            session.emit(jsonrpc.error(None, InvalidRequest(reason)))
+            session.emit(error_response(None, InvalidRequest(reason)))
             return
         results = await self._answer_members(session, messages)
         responses = [r for r in results if r is not None]
@@ -188,7 +186,7 @@ class Server:
     def _spawn(self, session: Session, request: Request) -> None:
         refusal = spawn_refusal(session, request)
         if refusal is not None:
-            session.emit(jsonrpc.error(request.id, refusal))
+            session.emit(error_response(request.id, refusal))
             return
         task = asyncio.ensure_future(self._run_spawned(session, request))
         session.in_flight[request.id] = InFlight(task)
@@ -206,7 +204,7 @@ class Server:
     async def handle(self, session: Session, message: Message) -> dict[str, Any] | None:
         """The response to one message, or None for notifications and client responses."""
         if isinstance(message, Invalid):
-            return jsonrpc.error(message.id, message.error)
+            return error_response(message.id, message.error)
         if isinstance(message, Notification):
             self.notify(session, message)
             return None
@@ -216,19 +214,19 @@ class Server:
         if problem is not None:
             # Expiry binds at the moment it passes, whichever comes first: this request or the hub's timer.
             session.end(problem)
-            return jsonrpc.error(message.id, Unauthenticated(problem))
+            return error_response(message.id, Unauthenticated(problem))
 
         if message.method in _CONCURRENT and len(session.in_flight) > int(mcp_settings.MAX_PENDING_REQUESTS):
             # Over HTTP each POST of a session adds itself to the session's table before it gets here.
-            return jsonrpc.error(message.id, too_many_requests())
+            return error_response(message.id, too_many_requests())
         try:
             scope = self.scope(session, message)
             result = await self.methods[message.method](session, message, scope)
         except ProtocolError as exc:
-            return jsonrpc.error(message.id, exc)
+            return error_response(message.id, exc)
         except Exception:
             logger.exception("Unexpected error answering %s", message.method)
-            return jsonrpc.error(message.id, ProtocolError())
+            return error_response(message.id, ProtocolError())
         if scope.revision.is_modern:
             result.setdefault("resultType", "complete")
             result.setdefault("_meta", {})[v.SERVER_INFO_META] = server_info()

@@ -14,8 +14,15 @@ from mcp_tools.access.authentication import AuthenticationFailed, authenticate
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import (
     HeaderMismatch,
+    InvalidParams,
     InvalidRequest,
+    MethodNotFound,
+    MissingClientCapability,
+    ParseError,
     ProtocolError,
+    Unauthenticated,
+    UnknownTool,
+    UnsupportedProtocolVersion,
 )
 from mcp_tools.notify.hub import hub, on_event, too_many_connections
 from mcp_tools.protocol import jsonrpc, modern
@@ -34,9 +41,27 @@ JSON_HEADERS = [(b"content-type", b"application/json")]
 INITIALIZE_FAILED = 400
 
 
+# The HTTP status a 2026-07-28 response carries, by the kind of error it holds (PROTOCOL.md §3); a result,
+# an unknown tool and an internal error are 200, the last two being answers the body already explains.
+MODERN_STATUS: dict[type[ProtocolError], int] = {
+    ParseError: 400,
+    InvalidRequest: 400,
+    MethodNotFound: 404,
+    UnknownTool: 200,
+    InvalidParams: 400,
+    HeaderMismatch: 400,
+    MissingClientCapability: 400,
+    UnsupportedProtocolVersion: 400,
+    Unauthenticated: 401,
+}
+
+
 def modern_status(response: dict[str, Any] | None) -> int:
-    """The HTTP status of a 2026-07-28 response (PROTOCOL.md §3)."""
-    return int(getattr(response, "http_status", 200))
+    """The HTTP status of a 2026-07-28 response: the most specific entry for its error's kind."""
+    kind = getattr(response, "kind", None)
+    if kind is None:
+        return 200
+    return next((MODERN_STATUS[cls] for cls in kind.__mro__ if cls in MODERN_STATUS), 200)
 
 
 class MCPHttpConsumer(AsyncConsumer):
@@ -49,8 +74,7 @@ class MCPHttpConsumer(AsyncConsumer):
         try:
             await self.serve(request)
         except HTTPError as exc:
-            body = jsonrpc.encode(jsonrpc.error(exc.request_id, exc.error)).encode()
-            await request.respond(exc.status, body, [*JSON_HEADERS, *exc.headers])
+            await request.respond(exc.status, jsonrpc.encode(exc.response).encode(), [*JSON_HEADERS, *exc.headers])
 
     async def serve(self, request: HTTPRequest) -> None:
         if not host_allowed(request.header("host")):
@@ -161,8 +185,9 @@ class MCPHttpConsumer(AsyncConsumer):
         else:
             if message is not None and not isinstance(message, Response):
                 response = await server.handle(session, message)
-                if response is not None:
-                    raise HTTPError(400, InvalidRequest(response["error"]["message"]), request_id=response.get("id"))
+                if response is not None:  # a message that was neither request, notification nor response
+                    await request.respond(400, jsonrpc.encode(response).encode(), JSON_HEADERS)
+                    return
             await request.respond(202)
 
     async def initialize(self, request: HTTPRequest, user: Any, token: Any, message: Request) -> None:

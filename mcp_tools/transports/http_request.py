@@ -7,16 +7,19 @@ from typing import Any
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import InvalidRequest, ProtocolError
 from mcp_tools.protocol import jsonrpc
+from mcp_tools.protocol.errors import error_response
+from mcp_tools.server.dispatch import decode_message
 
 ROUTING_HEADERS = (b"mcp-protocol-version", b"mcp-method", b"mcp-name")
 
 
 class HTTPError(Exception):
-    """Ends a request with ``status`` and a JSON-RPC error body."""
+    """Ends a request with ``status`` and the JSON-RPC error response for ``error``."""
 
     def __init__(self, status: int, error: ProtocolError, *, request_id: Any = None, headers: Any = ()) -> None:
         super().__init__(error.message)
-        self.status, self.error, self.request_id, self.headers = status, error, request_id, list(headers)
+        self.status, self.request_id, self.headers = status, request_id, list(headers)
+        self.response = error_response(request_id, error)
 
 
 class HTTPRequest:
@@ -65,9 +68,7 @@ class HTTPRequest:
             raise HTTPError(415, InvalidRequest("Content-Type must be application/json"))
         raw = await self.body()
         try:
-            decoded = jsonrpc.parse(raw)
-            if jsonrpc.depth_exceeds(decoded, mcp_settings.MAX_DEPTH):
-                raise InvalidRequest(f"Message nested deeper than {mcp_settings.MAX_DEPTH} levels")
+            decoded = decode_message(raw)
         except ProtocolError as exc:
             raise HTTPError(400, exc) from None
         return decoded

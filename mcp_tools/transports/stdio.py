@@ -11,7 +11,7 @@ from mcp_tools.access.audit import audit_log
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import InvalidRequest, MCPError
 from mcp_tools.notify.hub import hub
-from mcp_tools.protocol.jsonrpc import error
+from mcp_tools.protocol.errors import error_response
 from mcp_tools.server.dispatch import server
 from mcp_tools.server.session import Session
 from mcp_tools.transports.outbox import Outbox
@@ -83,7 +83,7 @@ async def read_loop(reader: asyncio.StreamReader, session: Session, limit: int) 
                 return
         except asyncio.LimitOverrunError:
             await skip_line(reader)
-            session.emit(error(None, InvalidRequest(f"Message larger than {limit} bytes")))
+            session.emit(error_response(None, InvalidRequest(f"Message larger than {limit} bytes")))
             continue
         if line.strip():
             await server.receive(session, line.rstrip(b"\r\n"))

@@ -14,7 +14,8 @@ from mcp_tools.access.authentication import AuthenticationFailed, authenticate
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import InvalidRequest
 from mcp_tools.notify.hub import hub, too_many_connections
-from mcp_tools.protocol.jsonrpc import encode, error
+from mcp_tools.protocol.errors import error_response
+from mcp_tools.protocol.jsonrpc import encode
 from mcp_tools.server.dispatch import server
 from mcp_tools.server.session import Session
 from mcp_tools.transports.origins import scope_problem
@@ -82,7 +83,7 @@ class MCPWebsocketConsumer(AsyncWebsocketConsumer):
         headers = [(b"content-type", b"application/json")]
         if status == 401:
             headers.append((b"www-authenticate", b'Bearer realm="mcp"'))
-        body = encode(error(None, InvalidRequest(reason))).encode()
+        body = encode(error_response(None, InvalidRequest(reason))).encode()
         await self.base_send({"type": "websocket.http.response.start", "status": status, "headers": headers})
         await self.base_send({"type": "websocket.http.response.body", "body": body})
 
@@ -113,7 +114,7 @@ class MCPWebsocketConsumer(AsyncWebsocketConsumer):
         if self.session is None:
             return
         if text_data is None:
-            self.session.emit(error(None, InvalidRequest("Binary frames are not supported; send text")))
+            self.session.emit(error_response(None, InvalidRequest("Binary frames are not supported; send text")))
             return
         await server.receive(self.session, text_data)
 
