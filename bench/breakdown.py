@@ -144,11 +144,7 @@ async def call_figures(client: Client, tool: str, arguments: dict[str, Any], cou
 
 def visible(client: Client, snapshot: Any) -> Any:
     """What tools/list runs to filter the catalog for the caller (per page)."""
-    from mcp_tools.server.dispatch import server
-
-    if hasattr(snapshot, "visible_to"):
-        return snapshot.visible_to(client.session.user)
-    return server.visible(client.session, snapshot.entries)
+    return snapshot.view(client.session.user).entries
 
 
 def next_cursor(text: str) -> str | None:

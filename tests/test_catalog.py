@@ -6,6 +6,7 @@ import base64
 from typing import Any
 
 import pytest
+from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from hypothesis import given
 from hypothesis import strategies as st
@@ -15,12 +16,19 @@ from mcp_tools.models import Tool
 from mcp_tools.protocol import shapes
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.jsonrpc import encode
+from mcp_tools.server.listing import decode_cursor, definition_json, encode_cursor, page
 from mcp_tools.tools import catalog as catalog_module
-from mcp_tools.tools.catalog import Catalog, catalog, decode_cursor, encode_cursor
+from mcp_tools.tools.catalog import Catalog, catalog
+from mcp_tools.tools.snapshot import Snapshot
 from tests.test_server import LEGACY, MODERN, Wire, connected, error
 
 PAGE_SIZE = 5
 BAD_CURSOR = {"reason": "The cursor is not one this server issued."}
+
+
+def load(source: Catalog) -> Snapshot:
+    """The catalog's snapshot, loaded in this thread (where the test's database transaction is)."""
+    return async_to_sync(source.get)()
 
 
 def cursor_of(raw: bytes) -> str:
@@ -85,10 +93,10 @@ def test_decoding_any_text_gives_an_offset_within_the_list_or_invalid_params(cur
 @pytest.mark.django_db
 def test_a_snapshot_is_served_until_the_catalog_is_invalidated(tools: None) -> None:
     local = Catalog()
-    first = local.get_sync()
-    assert local.get_sync() is first
+    first = load(local)
+    assert load(local) is first
     local.invalidate()
-    second = local.get_sync()
+    second = load(local)
     assert second is not first
     assert second.generation > first.generation
     assert [e.name for e in second.entries] == [e.name for e in first.entries]
@@ -98,21 +106,21 @@ def test_a_snapshot_is_served_until_the_catalog_is_invalidated(tools: None) -> N
 def test_a_change_heard_again_under_the_same_stamp_is_ignored(tools: None) -> None:
     local = Catalog()
     local.invalidate("change-1")
-    snapshot = local.get_sync()
+    snapshot = load(local)
     local.invalidate("change-1")
-    assert local.get_sync() is snapshot
+    assert load(local) is snapshot
     local.invalidate("change-2")
-    assert local.get_sync() is not snapshot
+    assert load(local) is not snapshot
 
 
 @pytest.mark.django_db
 def test_invalidating_without_a_stamp_always_drops_the_snapshot(tools: None) -> None:
     local = Catalog()
-    snapshot = local.get_sync()
+    snapshot = load(local)
     local.invalidate()
-    local.get_sync()
+    load(local)
     local.invalidate()
-    assert local.get_sync() is not snapshot
+    assert load(local) is not snapshot
 
 
 @pytest.mark.django_db
@@ -125,29 +133,29 @@ def test_a_snapshot_loaded_while_the_tools_change_is_not_kept(tools: None, monke
         return real(row, *args)
 
     monkeypatch.setattr(catalog_module, "entry_from_row", change_during_load)
-    stale = local.get_sync()
+    stale = load(local)
     monkeypatch.setattr(catalog_module, "entry_from_row", real)
-    assert local.get_sync() is not stale
-    assert local.get_sync() is local.get_sync()
+    assert load(local) is not stale
+    assert load(local) is load(local)
 
 
 @pytest.mark.django_db(transaction=True)
 def test_saving_or_deleting_a_tool_invalidates_the_shared_catalog(tools: None) -> None:
-    snapshot = catalog.get_sync()
+    snapshot = load(catalog)
     tool = Tool.objects.get(name="add")
     tool.enabled = False
     tool.save()
-    refreshed = catalog.get_sync()
+    refreshed = load(catalog)
     assert refreshed is not snapshot
     assert "add" not in refreshed.by_name
     Tool.objects.get(name="greet").delete()
-    assert "greet" not in catalog.get_sync().by_name
+    assert "greet" not in load(catalog).by_name
 
 
 @pytest.mark.django_db
 def test_the_snapshot_holds_enabled_tools_in_name_order(tools: None) -> None:
     Tool.objects.filter(name__in=["crash", "tags"]).update(enabled=False)
-    snapshot = Catalog().get_sync()
+    snapshot = load(Catalog())
     expected = sorted(Tool.objects.filter(enabled=True).values_list("name", flat=True))
     assert [e.name for e in snapshot.entries] == expected
     assert set(snapshot.by_name) == set(expected)
@@ -155,15 +163,14 @@ def test_the_snapshot_holds_enabled_tools_in_name_order(tools: None) -> None:
 
 
 @pytest.mark.django_db
-def test_pages_of_the_full_list_are_cached_and_filtered_lists_are_not(tools: None) -> None:
-    snapshot = Catalog().get_sync()
-    page = snapshot.page(snapshot.entries, v.V2025_11_25, 0, PAGE_SIZE)
-    assert snapshot.page(snapshot.entries, v.V2025_11_25, 0, PAGE_SIZE) is page
-    subset = tuple(e for e in snapshot.entries)  # an equal, distinct tuple, as a permission filter gives
-    assert snapshot.page(subset, v.V2025_11_25, 0, PAGE_SIZE) == page
-    assert snapshot.page(subset, v.V2025_11_25, 0, PAGE_SIZE) is not page
-    other = snapshot.page(snapshot.entries, v.V2024_11_05, 0, PAGE_SIZE)
-    assert other != page
+def test_pages_are_encoded_once_per_view_and_revision(tools: None, django_user_model: Any) -> None:
+    snapshot = load(Catalog())
+    view = snapshot.view(django_user_model(pk=1, username="root", is_superuser=True, is_active=True))
+    first = page(view, v.V2025_11_25, 0, PAGE_SIZE)
+    assert page(view, v.V2025_11_25, 0, PAGE_SIZE) is first
+    other = page(view, v.V2024_11_05, 0, PAGE_SIZE)
+    assert other != first
+    assert first == "[" + ",".join(encode(shapes.definition(e.spec, v.V2025_11_25)) for e in view.entries[:5]) + "]"
 
 
 @pytest.mark.django_db
@@ -171,16 +178,16 @@ def test_pages_of_the_full_list_are_cached_and_filtered_lists_are_not(tools: Non
 def test_an_entry_encodes_its_definition_once_per_revision(tools: None, version: Any) -> None:
     revision = v.lookup(version)
     assert revision is not None
-    entry = Catalog().get_sync().by_name["add"]
-    encoded = entry.definition_json(revision)
-    assert entry.definition_json(revision) is encoded
+    entry = load(Catalog()).by_name["add"]
+    encoded = definition_json(entry, revision)
+    assert definition_json(entry, revision) is encoded
     assert encoded == encode(shapes.definition(entry.spec, revision))
 
 
 @pytest.mark.django_db
 def test_a_row_without_schema_or_icons_gets_an_object_schema_and_no_icons(tools: None) -> None:
     Tool.objects.filter(name="crash").update(input_schema={}, icons=[])
-    entry = Catalog().get_sync().by_name["crash"]
+    entry = load(Catalog()).by_name["crash"]
     assert (entry.spec.input_schema, entry.spec.icons) == ({"type": "object"}, ())
 
 

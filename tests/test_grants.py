@@ -16,10 +16,10 @@ from mcp_tools.access import permissions
 from mcp_tools.access.permissions import BasePermission, HasToolGrant
 from mcp_tools.exceptions import INVALID_PARAMS, UNAUTHENTICATED
 from mcp_tools.models import AccessToken, GroupGrant, ModelQuery, Tool, UserGrant
-from mcp_tools.protocol import shapes
 from mcp_tools.server.session import USER_INACTIVE
-from mcp_tools.tools.catalog import Entry, Grants
+from mcp_tools.tools.entries import Entry, Grants
 from mcp_tools.tools.registry import registry
+from mcp_tools.tools.spec import ToolSpec
 from tests.conftest import Connect, WSClient, db_call, ws_headers
 from tests.live.asgi_http import HttpClient, Response, modern_headers, modern_request, request
 from tests.test_notifications import LIST_CHANGED, heard_once, listed, pong
@@ -252,7 +252,7 @@ async def test_everyone_reaches_anonymous_callers_when_anonymous_access_is_allow
 @pytest.mark.parametrize(("allowed", "expected"), [(True, True), (False, False)])
 def test_everyone_covers_anonymous_callers_only_where_anonymous_access_is_allowed(settings, allowed, expected):
     mcp_setting(settings, ALLOW_ANONYMOUS=allowed)
-    entry = Entry(id=1, kind="callable", callable_name="add", spec=shapes.ToolSpec(name="t"), grants=Grants(True))
+    entry = Entry(id=1, kind=Tool.Kind.CALLABLE, callable_name="add", spec=ToolSpec(name="t"), grants=Grants(True))
 
     assert HasToolGrant().has_permission(AnonymousUser(), entry) is expected
 

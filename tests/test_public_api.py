@@ -9,7 +9,7 @@ import pytest
 import mcp_tools
 from mcp_tools.access import permissions, sensitive
 from mcp_tools.notify import counters
-from mcp_tools.protocol import content
+from mcp_tools.tools import content
 
 
 def test_every_public_name_resolves_to_the_object_its_module_defines() -> None:

@@ -8,9 +8,10 @@ import pytest
 
 from mcp_tools.exceptions import InvalidParams
 from mcp_tools.models import Tool
-from mcp_tools.protocol import content, errors, shapes
+from mcp_tools.protocol import errors, shapes
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.shapes import CallResult, ToolSpec
+from mcp_tools.tools import content
 from tests.test_server import DRAFTS, LEGACY, MODERN, SERVER_INFO, conforms, connected, sdk, sdk_modern
 
 ALL = [*LEGACY, MODERN]

@@ -26,7 +26,8 @@ from mcp_tools.models import (
     new_token_secret,
 )
 from mcp_tools.protocol import versions
-from mcp_tools.tools.catalog import entry_from_row
+from mcp_tools.server.listing import definition_json
+from mcp_tools.tools.entries import entry_from_row
 from mcp_tools.tools.registry import registry
 
 JSON_WIDGET = forms.Textarea(attrs={"rows": 10, "cols": 80, "style": "font-family: monospace"})
@@ -215,7 +216,7 @@ class ToolAdmin(admin.ModelAdmin):
     def definition_preview(self, obj: Tool) -> str:
         if obj.pk is None:
             return "-"
-        text = json.dumps(json.loads(entry_from_row(obj).definition_json(versions.LATEST_LEGACY)), indent=2)
+        text = json.dumps(json.loads(definition_json(entry_from_row(obj), versions.LATEST)), indent=2)
         return format_html("<pre>{}</pre>", text)
 
     @admin.action(description=_("Enable selected tools"))

@@ -14,6 +14,7 @@ from mcp_tools.exceptions import InvalidParams, ProtocolError
 from mcp_tools.protocol import shapes
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.versions import Revision
+from mcp_tools.tools.content import CallResult
 
 RequestId = int | str
 
@@ -49,4 +50,4 @@ def tool_failure(message: str, revision: Revision) -> dict[str, Any]:
     """A call that failed in band: an ``isError`` result, or -32602 for the draft, which has none."""
     if revision <= v.DRAFT:
         raise InvalidParams("Tool execution failed", {"reason": message})
-    return shapes.call_result(shapes.CallResult([{"type": "text", "text": message}], is_error=True), revision)
+    return shapes.call_result(CallResult([{"type": "text", "text": message}], is_error=True), revision)

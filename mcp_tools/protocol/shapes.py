@@ -1,42 +1,15 @@
-"""Per-revision shapes of tool definitions and CallToolResult."""
+"""Per-revision shapes of tool definitions and CallToolResult, from the tools' own revision-free forms."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.versions import Revision
+from mcp_tools.tools.content import CallResult
+from mcp_tools.tools.entries import ToolSpec
 
 ANNOTATION_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
-NO_STRUCTURED: Any = object()
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """What a tool advertises, independent of any revision."""
-
-    name: str
-    description: str = ""
-    input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
-    title: str = ""
-    output_schema: dict[str, Any] | None = None
-    annotations: dict[str, bool] = field(default_factory=dict)
-    icons: tuple[dict[str, Any], ...] = ()
-
-
-@dataclass
-class CallResult:
-    """What a tool produced, in the newest content vocabulary."""
-
-    content: list[dict[str, Any]]
-    structured: Any = NO_STRUCTURED
-    is_error: bool = False
-    value: Any = None  # the plain value, for the draft's ``toolResult``
-
-    @property
-    def has_structured(self) -> bool:
-        return self.structured is not NO_STRUCTURED
 
 
 def definition(spec: ToolSpec, revision: Revision) -> dict[str, Any]:

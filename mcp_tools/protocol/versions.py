@@ -33,6 +33,7 @@ LEGACY: tuple[Revision, ...] = (DRAFT_INT, DRAFT, V2024_11_05, V2025_03_26, V202
 MODERN: tuple[Revision, ...] = (V2026_07_28,)
 MODERN_FIRST = V2026_07_28
 LATEST_LEGACY = LEGACY[-1]
+LATEST = MODERN[-1]  # the newest revision, whose definitions show every field
 
 _BY_WIRE: dict[tuple[type, int | str], Revision] = {(type(r.wire), r.wire): r for r in LEGACY + MODERN}
 

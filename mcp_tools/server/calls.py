@@ -25,9 +25,12 @@ from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.jsonrpc import Request
 from mcp_tools.protocol.versions import Revision
 from mcp_tools.server.session import InFlight, Session
-from mcp_tools.tools.catalog import Entry, Snapshot, catalog
+from mcp_tools.tools.catalog import catalog
+from mcp_tools.tools.content import CallResult
 from mcp_tools.tools.context import Context
+from mcp_tools.tools.entries import Entry
 from mcp_tools.tools.executors import execute
+from mcp_tools.tools.snapshot import Snapshot
 
 logger = logging.getLogger("mcp_tools")
 GENERIC_FAILURE = "The tool failed with an internal error."
@@ -77,7 +80,7 @@ class Call:
             return errors.invalid_arguments(str(exc), self.revision)
         except Refused as exc:
             self.outcome, self.message = exc.outcome, str(exc)
-            result = shapes.CallResult([{"type": "text", "text": str(exc)}], is_error=True, value=str(exc))
+            result = CallResult([{"type": "text", "text": str(exc)}], is_error=True, value=str(exc))
         if result.is_error and self.outcome == "ok":
             self.outcome = "error"
             self.message = " ".join(b.get("text", "") for b in result.content if b.get("type") == "text")
@@ -101,7 +104,7 @@ class Call:
             return f"The result is larger than {mcp_settings.MAX_RESULT_BYTES} bytes."
         return None
 
-    async def result(self, snapshot: Snapshot) -> shapes.CallResult:
+    async def result(self, snapshot: Snapshot) -> CallResult:
         """What the tool produced; a denied or unknown call counts against DENIED_RATE first."""
         try:
             self.entry = await self.find(snapshot)
@@ -123,7 +126,7 @@ class Call:
             raise InvalidParams('"name" must be a string')
         entry = snapshot.by_name.get(self.name)
         await permissions.prepare(self.session.user)
-        if entry is None or entry.name not in snapshot.visible_names(self.session.user):
+        if entry is None or entry.name not in snapshot.view(self.session.user).names:
             raise UnknownTool(self.name)
         return entry
 
@@ -136,7 +139,7 @@ class Call:
                 {"requiredCapabilities": required},
             )
 
-    async def run(self, snapshot: Snapshot, entry: Entry) -> shapes.CallResult:
+    async def run(self, snapshot: Snapshot, entry: Entry) -> CallResult:
         arguments = {} if self.arguments is None else self.arguments
         if not isinstance(arguments, dict):
             raise InvalidArguments('"arguments" must be an object')
@@ -156,13 +159,13 @@ class Call:
         finally:
             self.session.batched_calls -= 1
 
-    async def execute(self, entry: Entry, arguments: dict[str, Any]) -> shapes.CallResult:
+    async def execute(self, entry: Entry, arguments: dict[str, Any]) -> CallResult:
         ctx = self.context(entry)
         timeout = float(entry.timeout_seconds or mcp_settings.CALL_TIMEOUT_SECONDS)
         try:
             result = await asyncio.wait_for(execute(entry, arguments, ctx), timeout)
         except ToolError as exc:
-            return shapes.CallResult([{"type": "text", "text": str(exc)}], is_error=True, value=str(exc))
+            return CallResult([{"type": "text", "text": str(exc)}], is_error=True, value=str(exc))
         except TimeoutError:
             ctx.cancel()
             raise Refused("timeout", f"The tool did not finish within {timeout:g} s.") from None
@@ -170,7 +173,7 @@ class Call:
             raise
         except Exception:
             logger.error("Tool %s failed", entry.name, exc_info=bool(mcp_settings.LOG_TRACEBACKS))
-            return shapes.CallResult([{"type": "text", "text": GENERIC_FAILURE}], is_error=True)
+            return CallResult([{"type": "text", "text": GENERIC_FAILURE}], is_error=True)
         return check_output(entry, result)
 
     def context(self, entry: Entry) -> Context:
@@ -237,7 +240,7 @@ def validate_arguments(entry: Entry, arguments: dict[str, Any]) -> None:
         raise InvalidArguments(f"{where}: {error.message}" if where else error.message)
 
 
-def check_output(entry: Entry, result: shapes.CallResult) -> shapes.CallResult:
+def check_output(entry: Entry, result: CallResult) -> CallResult:
     check = entry.output_check
     # A model query's rows come from the same allow-list its output schema was generated from.
     if check is None or result.is_error or entry.kind == "model_query":
@@ -246,4 +249,4 @@ def check_output(entry: Entry, result: shapes.CallResult) -> shapes.CallResult:
     if error is None:
         return result
     logger.error("Tool %s returned output that does not match its output schema: %s", entry.name, error.message)
-    return shapes.CallResult([{"type": "text", "text": GENERIC_FAILURE}], is_error=True)
+    return CallResult([{"type": "text", "text": GENERIC_FAILURE}], is_error=True)

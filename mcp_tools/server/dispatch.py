@@ -25,8 +25,9 @@ from mcp_tools.protocol.errors import error_response
 from mcp_tools.protocol.jsonrpc import Invalid, Message, Notification, RawJSON, Request
 from mcp_tools.protocol.versions import Revision
 from mcp_tools.server.calls import Call
+from mcp_tools.server.listing import decode_cursor, encode_cursor, page
 from mcp_tools.server.session import InFlight, Listen, Session
-from mcp_tools.tools.catalog import catalog, decode_cursor, encode_cursor
+from mcp_tools.tools.catalog import catalog
 
 logger = logging.getLogger("mcp_tools")
 
@@ -75,7 +76,7 @@ async def instructions_for(session: Session) -> str:
     named = snapshot.names_in(text)
     if named:
         await permissions.prepare(session.user)
-        if not named <= snapshot.visible_names(session.user):
+        if not named <= snapshot.view(session.user).names:
             return ""
     return text
 
@@ -311,11 +312,12 @@ class Server:
         revision = scope.revision
         snapshot = await catalog.get()
         await permissions.prepare(session.user)
-        visible = snapshot.visible_to(session.user)
+        view = snapshot.view(session.user)
+        visible = view.entries
         offset = decode_cursor(request.params.get("cursor"), len(visible))
         # The draft's tools/list takes no cursor, so draft clients get every tool at once.
         size = len(visible) or 1 if revision <= v.DRAFT else max(1, int(mcp_settings.PAGE_SIZE))
-        result: dict[str, Any] = {"tools": snapshot.page(visible, revision, offset, size)}
+        result: dict[str, Any] = {"tools": page(view, revision, offset, size)}
         if offset + size < len(visible):
             result["nextCursor"] = encode_cursor(offset + size)
         if revision.is_modern:

@@ -45,11 +45,11 @@ class ListWatcher:
     ended_because: str = ""  # why the hub ended it; empty while its credentials work
 
     def remember(self, snapshot: Any) -> None:
-        self.fingerprint = snapshot.fingerprint(self.user)
+        self.fingerprint = snapshot.view(self.user).fingerprint
 
     def tools_changed(self, snapshot: Any) -> None:
         """Announce list_changed when, and only when, this caller's list differs from the last one seen."""
-        current = snapshot.fingerprint(self.user)
+        current = snapshot.view(self.user).fingerprint
         if current != self.fingerprint:
             self.fingerprint = current
             self.announce()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 
 from mcp_tools import Context, tool
-from mcp_tools.protocol.content import ToolResult, audio, embedded_resource, image, text
+from mcp_tools.tools.content import ToolResult, audio, embedded_resource, image, text
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="

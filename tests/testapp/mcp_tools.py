@@ -7,7 +7,7 @@ import threading
 from typing import Any, Literal
 
 from mcp_tools import Context, ToolError, query_scope, tool
-from mcp_tools.protocol.content import ToolResult, image, text
+from mcp_tools.tools.content import ToolResult, image, text
 
 
 @tool(title="Add two integers", annotations={"readOnlyHint": True})

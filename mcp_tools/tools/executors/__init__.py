@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_tools.protocol.shapes import CallResult
-from mcp_tools.tools.catalog import Entry
 from mcp_tools.tools.context import Context
+from mcp_tools.tools.entries import Entry
 
 
 async def execute(entry: Entry, arguments: dict[str, Any], ctx: Context) -> CallResult:

@@ -8,10 +8,9 @@ from typing import Any
 from channels.db import database_sync_to_async
 from django.core.serializers.json import DjangoJSONEncoder
 
-from mcp_tools.protocol.content import Content, ToolResult
-from mcp_tools.protocol.shapes import NO_STRUCTURED, CallResult
-from mcp_tools.tools.catalog import Entry
+from mcp_tools.tools.content import NO_STRUCTURED, CallResult, Content, ToolResult
 from mcp_tools.tools.context import Context
+from mcp_tools.tools.entries import Entry
 from mcp_tools.tools.registry import RegisteredTool, registry
 
 _PLAIN = (int, float, bool, str, type(None))

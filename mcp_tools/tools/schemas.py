@@ -1,13 +1,16 @@
-"""A fast accept-check for the flat object schemas that function signatures produce.
+"""Checking values against a tool's JSON Schemas: jsonschema, with a fast accept for flat schemas.
 
-It only ever says "valid"; anything it cannot decide, or any failure, goes to jsonschema, which
-gives the error message. So it can make calls faster but never changes an answer.
+The fast check covers the flat object schemas that function signatures produce. It only ever says
+"valid"; anything it cannot decide, or any failure, goes to jsonschema, which gives the error message.
+So it can make calls faster but never changes an answer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+import jsonschema
 
 Check = Callable[[dict[str, Any]], bool]
 
@@ -53,3 +56,18 @@ def compile_check(schema: Any) -> Check | None:
         return True
 
     return check
+
+
+class SchemaCheck:
+    """Checks values against one JSON Schema: a fast accept for flat schemas, else jsonschema's first error."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.fast = compile_check(schema)
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        self.validator = cls(schema)
+
+    def first_error(self, value: Any) -> Any:
+        """None when ``value`` fits; otherwise the first jsonschema ValidationError."""
+        if self.fast is not None and isinstance(value, dict) and self.fast(value):
+            return None
+        return next(iter(self.validator.iter_errors(value)), None)

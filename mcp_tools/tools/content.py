@@ -1,4 +1,4 @@
-"""Content blocks and ``ToolResult``: what a tool may return besides plain values."""
+"""What a tool produces: content blocks, ``ToolResult`` for tool authors, and ``CallResult`` for the server."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_tools.protocol.shapes import NO_STRUCTURED
+NO_STRUCTURED: Any = object()  # "no structured content", as distinct from a structured None
 
 
 class Content(dict[str, Any]):
@@ -45,3 +45,17 @@ class ToolResult:
     content: list[dict[str, Any]] = field(default_factory=list)
     structured: Any = NO_STRUCTURED
     is_error: bool = False
+
+
+@dataclass
+class CallResult:
+    """What a call produced, in the newest content vocabulary; the server shapes it for each revision."""
+
+    content: list[dict[str, Any]]
+    structured: Any = NO_STRUCTURED
+    is_error: bool = False
+    value: Any = None  # the plain value, for the draft's ``toolResult``
+
+    @property
+    def has_structured(self) -> bool:
+        return self.structured is not NO_STRUCTURED
