@@ -22,8 +22,6 @@ from mcp_tools.models import (
     Tool,
     UserGrant,
     default_input_schema,
-    hash_token,
-    new_token_secret,
 )
 from mcp_tools.protocol import versions
 from mcp_tools.server.listing import definition_json
@@ -276,8 +274,7 @@ class AccessTokenAdmin(admin.ModelAdmin):
         if change:
             super().save_model(request, obj, form, change)
             return
-        raw = new_token_secret()
-        obj.digest, obj.hint = hash_token(raw), raw[:12]
+        raw = obj.new_secret()
         super().save_model(request, obj, form, change)
         self.message_user(
             request,

@@ -22,7 +22,7 @@ from mcp_tools.exceptions import (
 )
 from mcp_tools.protocol import errors, shapes
 from mcp_tools.protocol import versions as v
-from mcp_tools.protocol.jsonrpc import Request
+from mcp_tools.protocol.jsonrpc import Request, notification
 from mcp_tools.protocol.versions import Revision
 from mcp_tools.server.session import InFlight, Session
 from mcp_tools.tools.catalog import catalog
@@ -34,6 +34,7 @@ from mcp_tools.tools.snapshot import Snapshot
 
 logger = logging.getLogger("mcp_tools")
 GENERIC_FAILURE = "The tool failed with an internal error."
+PROGRESS = "notifications/progress"
 
 
 class Refused(Exception):
@@ -184,7 +185,7 @@ class Call:
             tool_name=entry.name,
             request_id=self.request.id,
             progress_token=token if isinstance(token, int | str) and not isinstance(token, bool) else None,
-            emit=self.session.emit,
+            progress=self.progress,
             transport=self.session.transport,
             session_id=self.session.session_id,
         )
@@ -192,6 +193,9 @@ class Call:
         if running is not None:
             running.ctx = ctx
         return ctx
+
+    def progress(self, params: dict[str, Any]) -> None:
+        self.session.emit(notification(PROGRESS, params))
 
     def own_entry(self) -> InFlight | None:
         """This call's in-flight entry; a batch member has none, though a spawned request may hold its id."""

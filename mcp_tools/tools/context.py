@@ -7,9 +7,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from mcp_tools.protocol.jsonrpc import notification
+from mcp_tools.access.scopes import scoped
 
-Emit = Callable[[dict[str, Any]], None]
+# Receives the params of one ``notifications/progress``; the server wraps and sends them.
+Progress = Callable[[dict[str, Any]], None]
 
 
 class CallCancelled(Exception):
@@ -30,7 +31,7 @@ class Context:
         tool_name: str,
         request_id: int | str | None = None,
         progress_token: int | str | None = None,
-        emit: Emit | None = None,
+        progress: Progress | None = None,
         transport: str = "",
         session_id: str = "",
     ) -> None:
@@ -40,7 +41,7 @@ class Context:
         self.progress_token = progress_token
         self.transport = transport
         self.session_id = session_id
-        self._emit = emit
+        self._progress = progress
         self._cancelled = threading.Event()
         self._loop = _running_loop()
 
@@ -57,24 +58,21 @@ class Context:
 
     def queryset(self, model: Any) -> Any:
         """The rows of ``model`` the caller may see, as :func:`mcp_tools.scoped` gives them."""
-        from mcp_tools.access.scopes import scoped
-
         return scoped(model, self.user)
 
     def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send ``notifications/progress`` when the client asked for it; otherwise do nothing."""
-        if self.progress_token is None or self._emit is None or self.cancelled:
+        if self.progress_token is None or self._progress is None or self.cancelled:
             return
         params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
         if total is not None:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        message_obj = notification("notifications/progress", params)
         if self._loop is None or _running_loop() is self._loop:
-            self._emit(message_obj)
+            self._progress(params)
         else:
-            self._loop.call_soon_threadsafe(self._emit, message_obj)
+            self._loop.call_soon_threadsafe(self._progress, params)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_tools.protocol.shapes import CallResult
+from mcp_tools.tools.content import CallResult
 from mcp_tools.tools.context import Context
 from mcp_tools.tools.entries import Entry
 

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from channels.db import database_sync_to_async
-from django.core.serializers.json import DjangoJSONEncoder
 
+from mcp_tools.tools import encoding
 from mcp_tools.tools.content import NO_STRUCTURED, CallResult, Content, ToolResult
 from mcp_tools.tools.context import Context
 from mcp_tools.tools.entries import Entry
 from mcp_tools.tools.registry import RegisteredTool, registry
-
-_PLAIN = (int, float, bool, str, type(None))
-_encoder = DjangoJSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 async def run(entry: Entry, arguments: dict[str, Any], ctx: Context) -> CallResult:
@@ -29,13 +25,6 @@ async def run(entry: Entry, arguments: dict[str, Any], ctx: Context) -> CallResu
     return to_result(value, registered, entry.spec.output_schema is not None)
 
 
-def jsonable(value: Any) -> Any:
-    """``value`` as plain JSON types (dates, decimals and UUIDs as strings)."""
-    if isinstance(value, _PLAIN):
-        return value
-    return json.loads(_encoder.encode(value))
-
-
 def to_result(value: Any, registered: RegisteredTool, has_output_schema: bool) -> CallResult:
     """Turn what a callable returned into content and, where it is structured, structuredContent."""
     if isinstance(value, ToolResult):
@@ -47,13 +36,13 @@ def to_result(value: Any, registered: RegisteredTool, has_output_schema: bool) -
         return CallResult(list(value), value=None)
     if isinstance(value, str) and not registered.wraps_result:
         return CallResult([{"type": "text", "text": value}], value=value)
-    plain = jsonable(value)
+    plain = encoding.plain(value)
     structured: Any = NO_STRUCTURED
     if registered.wraps_result:
         structured = {"result": plain}
     elif isinstance(plain, dict) or has_output_schema:
         structured = plain
-    text = plain if isinstance(plain, str) else _encoder.encode(plain)
+    text = plain if isinstance(plain, str) else encoding.text(plain)
     return CallResult([{"type": "text", "text": text}], structured, value=plain)
 
 

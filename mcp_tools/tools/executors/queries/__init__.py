@@ -6,8 +6,8 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 
-from mcp_tools.protocol.jsonrpc import encode
-from mcp_tools.protocol.shapes import CallResult
+from mcp_tools.tools import encoding
+from mcp_tools.tools.content import CallResult
 from mcp_tools.tools.context import Context
 from mcp_tools.tools.executors.queries import arguments as args
 from mcp_tools.tools.executors.queries import operations
@@ -17,7 +17,7 @@ from mcp_tools.tools.executors.queries.config import QuerySpec
 async def run(spec: QuerySpec, arguments: dict[str, Any], ctx: Context) -> CallResult:
     """Run a model-query tool whose arguments passed its input schema."""
     result = await database_sync_to_async(_run_sync, thread_sensitive=False)(spec, arguments, ctx.user)
-    return CallResult([{"type": "text", "text": encode(result)}], result, value=result)
+    return CallResult([{"type": "text", "text": encoding.text(result)}], result, value=result)
 
 
 def _run_sync(spec: QuerySpec, arguments: dict[str, Any], user: Any) -> dict[str, Any]:

@@ -1,19 +1,21 @@
-"""Tools and access tokens."""
+"""Tools, their model-query configurations, grants and rate overrides."""
 
 from __future__ import annotations
 
-import hashlib
-import secrets
-from datetime import timedelta
 from typing import Any, ClassVar
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.utils import timezone
+from django.dispatch import Signal
 from django.utils.translation import gettext_lazy as _
 
 from mcp_tools.validators import validate_icons, validate_rate, validate_tool_name, validate_tool_schema
+
+#: Sent by ``Tool.clean()`` and ``ModelQuery.clean()`` with ``instance``. The tools layer, which knows the
+#: registered callables and the query engine, receives it: it raises ValidationError for what cannot run
+#: and fills what derives from the implementation (a callable's schemas).
+checking = Signal()
 
 HINT_FIELDS = {
     "read_only_hint": "readOnlyHint",
@@ -103,114 +105,11 @@ class Tool(models.Model):
 
     def clean(self) -> None:
         super().clean()
-        if self.kind == self.Kind.CALLABLE:
-            self._clean_callable()
-        elif not self.input_schema:
-            self.input_schema = default_input_schema()
-
-    def _clean_callable(self) -> None:
-        from mcp_tools.tools.registry import registry
-
-        if not self.callable_name:
+        if self.kind == self.Kind.CALLABLE and not self.callable_name:
             raise ValidationError({"callable_name": _("Choose the registered callable this tool runs.")})
-        registered = registry.get(self.callable_name)
-        if registered is None:
-            raise ValidationError(
-                {"callable_name": _("No callable is registered as %(name)s.") % {"name": self.callable_name}}
-            )
-        if not self.input_schema or self.input_schema == default_input_schema():
-            self.input_schema = registered.input_schema
-        if self.output_schema is None and registered.output_schema is not None:
-            self.output_schema = registered.output_schema
-
-
-def hash_token(raw: str) -> str:
-    return hashlib.sha256(raw.encode()).hexdigest()
-
-
-def new_token_secret() -> str:
-    return AccessToken.PREFIX + secrets.token_urlsafe(32)
-
-
-class AccessTokenManager(models.Manager["AccessToken"]):
-    def issue(self, user: Any, *, name: str = "", days: int | None = None) -> tuple[AccessToken, str]:
-        """Create a token; returns the row and the only copy of the secret."""
-        raw = new_token_secret()
-        expires = timezone.now() + timedelta(days=days) if days else None
-        token = self.create(user=user, name=name, digest=hash_token(raw), hint=raw[:12], expires_at=expires)
-        return token, raw
-
-
-class AccessToken(models.Model):
-    """A bearer token for MCP clients; only its SHA-256 digest is stored."""
-
-    PREFIX = "mcp_"
-
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="mcp_tokens", verbose_name=_("user")
-    )
-    name = models.CharField(_("name"), max_length=100, blank=True)
-    digest = models.CharField(max_length=64, unique=True, editable=False)
-    hint = models.CharField(_("starts with"), max_length=16, editable=False)
-    created_at = models.DateTimeField(_("created"), auto_now_add=True)
-    expires_at = models.DateTimeField(_("expires"), null=True, blank=True)
-    last_used_at = models.DateTimeField(_("last used"), null=True, blank=True, editable=False)
-
-    objects = AccessTokenManager()
-
-    class Meta:
-        ordering: ClassVar = ["-created_at"]
-        verbose_name = _("access token")
-        verbose_name_plural = _("access tokens")
-
-    def __str__(self) -> str:
-        return f"{self.hint}… ({self.user})"
-
-    @property
-    def is_expired(self) -> bool:
-        return self.expires_at is not None and self.expires_at <= timezone.now()
-
-
-class ClientSession(models.Model):
-    """A legacy Streamable HTTP session, so that any worker process can serve it."""
-
-    id = models.CharField(primary_key=True, max_length=64, editable=False)
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.CASCADE,
-        related_name="mcp_sessions",
-        verbose_name=_("user"),
-    )
-    revision = models.CharField(_("protocol revision"), max_length=20)
-    client_capabilities = models.JSONField(_("client capabilities"), default=dict, blank=True)
-    client_info = models.JSONField(_("client"), default=dict, blank=True)
-    created_at = models.DateTimeField(_("created"), auto_now_add=True)
-    last_seen_at = models.DateTimeField(_("last seen"), auto_now_add=True, db_index=True)
-    ended_at = models.DateTimeField(_("ended"), null=True, blank=True)
-
-    class Meta:
-        ordering: ClassVar = ["-created_at"]
-        verbose_name = _("client session")
-        verbose_name_plural = _("client sessions")
-
-    def __str__(self) -> str:
-        name = self.client_info.get("name") if isinstance(self.client_info, dict) else None
-        return f"{name or 'client'} ({self.revision})"
-
-
-class ChangeCounter(models.Model):
-    """Counts committed changes, for processes that poll instead of hearing the channel layer."""
-
-    name = models.CharField(primary_key=True, max_length=32)
-    value = models.BigIntegerField(default=0)
-
-    class Meta:
-        verbose_name = _("change counter")
-
-    def __str__(self) -> str:
-        return f"{self.name}: {self.value}"
+        if self.kind != self.Kind.CALLABLE and not self.input_schema:
+            self.input_schema = default_input_schema()
+        checking.send(sender=type(self), instance=self)
 
 
 class ModelQuery(models.Model):
@@ -268,34 +167,9 @@ class ModelQuery(models.Model):
     def __str__(self) -> str:
         return f"{self.operation} {self.model}"
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        super().save(*args, **kwargs)
-        self.sync_tool()
-
     def clean(self) -> None:
         super().clean()
-        from mcp_tools.tools.executors.queries.config import config_errors
-
-        errors = config_errors(self)
-        if errors:
-            raise ValidationError(errors)
-
-    def sync_tool(self) -> None:
-        """Regenerate the tool's schemas and hints from this configuration (which announces the change)."""
-        from mcp_tools.tools.executors.queries.config import build
-        from mcp_tools.tools.executors.queries.schema import input_schema, output_schema
-
-        spec = build(self, self.tool.name)
-        tool = self.tool
-        tool.kind = Tool.Kind.MODEL_QUERY
-        tool.input_schema = input_schema(spec)
-        tool.output_schema = output_schema(spec)
-        tool.read_only_hint = not spec.is_write
-        tool.destructive_hint = self.operation in (self.Operation.UPDATE, self.Operation.DELETE)
-        tool.idempotent_hint = self.operation != self.Operation.CREATE
-        tool.open_world_hint = False
-        fields = ["kind", "input_schema", "output_schema", "read_only_hint", "destructive_hint", "idempotent_hint"]
-        tool.save(update_fields=[*fields, "open_world_hint", "updated_at"])
+        checking.send(sender=type(self), instance=self)
 
 
 class UserGrant(models.Model):
@@ -353,46 +227,3 @@ class RateLimitOverride(models.Model):
 
     def __str__(self) -> str:
         return f"{self.group}: {self.rate} ({self.tool or _('every tool')})"
-
-
-class ToolCall(models.Model):
-    """One audited tools/call: who, how, what, and how it ended."""
-
-    class Outcome(models.TextChoices):
-        OK = "ok", _("OK")
-        ERROR = "error", _("Tool error")
-        DENIED = "denied", _("Denied or unknown tool")
-        RATE_LIMITED = "rate_limited", _("Rate limited")
-        INVALID = "invalid", _("Invalid arguments")
-        TIMEOUT = "timeout", _("Timed out")
-        CANCELLED = "cancelled", _("Cancelled")
-
-    created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        verbose_name=_("user"),
-    )
-    username = models.CharField(_("username"), max_length=150, blank=True)
-    token = models.ForeignKey(
-        AccessToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", verbose_name=_("token")
-    )
-    transport = models.CharField(_("transport"), max_length=16)
-    session_id = models.CharField(_("session"), max_length=64, blank=True)
-    tool_name = models.CharField(_("tool"), max_length=128, db_index=True)
-    arguments = models.JSONField(_("arguments"), default=dict, blank=True)
-    outcome = models.CharField(_("outcome"), max_length=16, choices=Outcome.choices, db_index=True)
-    message = models.TextField(_("message"), blank=True)
-    duration_ms = models.FloatField(_("duration (ms)"), default=0)
-    result_bytes = models.PositiveIntegerField(_("result size (bytes)"), default=0)
-
-    class Meta:
-        ordering: ClassVar = ["-created_at"]
-        verbose_name = _("tool call")
-        verbose_name_plural = _("tool calls")
-
-    def __str__(self) -> str:
-        return f"{self.tool_name} by {self.username or '-'} ({self.outcome})"

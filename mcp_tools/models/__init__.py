@@ -1,0 +1,32 @@
+"""The app's models: tools and their configuration, access tokens, HTTP sessions, the audit trail."""
+
+from mcp_tools.models.records import ChangeCounter, ToolCall
+from mcp_tools.models.sessions import ClientSession
+from mcp_tools.models.tokens import AccessToken, AccessTokenManager, hash_token
+from mcp_tools.models.tools import (
+    HINT_FIELDS,
+    GroupGrant,
+    ModelQuery,
+    RateLimitOverride,
+    Tool,
+    UserGrant,
+    checking,
+    default_input_schema,
+)
+
+__all__ = [
+    "HINT_FIELDS",
+    "AccessToken",
+    "AccessTokenManager",
+    "ChangeCounter",
+    "ClientSession",
+    "GroupGrant",
+    "ModelQuery",
+    "RateLimitOverride",
+    "Tool",
+    "ToolCall",
+    "UserGrant",
+    "checking",
+    "default_input_schema",
+    "hash_token",
+]

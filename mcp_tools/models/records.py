@@ -1,0 +1,68 @@
+"""What the app records about its own running: the audit trail of calls and the change counters."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from mcp_tools.models.tokens import AccessToken
+
+
+class ChangeCounter(models.Model):
+    """Counts committed changes, for processes that poll instead of hearing the channel layer."""
+
+    name = models.CharField(primary_key=True, max_length=32)
+    value = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name = _("change counter")
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.value}"
+
+
+class ToolCall(models.Model):
+    """One audited tools/call: who, how, what, and how it ended."""
+
+    class Outcome(models.TextChoices):
+        OK = "ok", _("OK")
+        ERROR = "error", _("Tool error")
+        DENIED = "denied", _("Denied or unknown tool")
+        RATE_LIMITED = "rate_limited", _("Rate limited")
+        INVALID = "invalid", _("Invalid arguments")
+        TIMEOUT = "timeout", _("Timed out")
+        CANCELLED = "cancelled", _("Cancelled")
+
+    created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("user"),
+    )
+    username = models.CharField(_("username"), max_length=150, blank=True)
+    token = models.ForeignKey(
+        AccessToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", verbose_name=_("token")
+    )
+    transport = models.CharField(_("transport"), max_length=16)
+    session_id = models.CharField(_("session"), max_length=64, blank=True)
+    tool_name = models.CharField(_("tool"), max_length=128, db_index=True)
+    arguments = models.JSONField(_("arguments"), default=dict, blank=True)
+    outcome = models.CharField(_("outcome"), max_length=16, choices=Outcome.choices, db_index=True)
+    message = models.TextField(_("message"), blank=True)
+    duration_ms = models.FloatField(_("duration (ms)"), default=0)
+    result_bytes = models.PositiveIntegerField(_("result size (bytes)"), default=0)
+
+    class Meta:
+        ordering: ClassVar = ["-created_at"]
+        verbose_name = _("tool call")
+        verbose_name_plural = _("tool calls")
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} by {self.username or '-'} ({self.outcome})"

@@ -1,0 +1,60 @@
+"""Keeps tool rows true to what runs them: a callable's registration and schemas, a model query's schemas.
+
+The models know neither the registry nor the query engine; they send ``checking`` from ``clean()`` and
+this module answers it, and regenerates a model-query tool's schemas whenever its configuration is saved.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db.models.signals import post_save
+from django.dispatch import receiver
+from django.utils.translation import gettext_lazy as _
+
+from mcp_tools.models import ModelQuery, Tool, checking, default_input_schema
+from mcp_tools.tools.executors.queries.config import build, config_errors
+from mcp_tools.tools.executors.queries.schema import input_schema, output_schema
+from mcp_tools.tools.registry import registry
+
+QUERY_FIELDS = ("kind", "input_schema", "output_schema", "read_only_hint", "destructive_hint", "idempotent_hint")
+
+
+@receiver(checking, sender=Tool, dispatch_uid="mcp_tools.check_tool")
+def check_tool(instance: Tool, **kwargs: Any) -> None:
+    """A callable tool must name a registered callable; its schemas default to the callable's."""
+    if instance.kind != Tool.Kind.CALLABLE:
+        return
+    registered = registry.get(instance.callable_name)
+    if registered is None:
+        message = _("No callable is registered as %(name)s.") % {"name": instance.callable_name}
+        raise ValidationError({"callable_name": message})
+    if not instance.input_schema or instance.input_schema == default_input_schema():
+        instance.input_schema = registered.input_schema
+    if instance.output_schema is None and registered.output_schema is not None:
+        instance.output_schema = registered.output_schema
+
+
+@receiver(checking, sender=ModelQuery, dispatch_uid="mcp_tools.check_model_query")
+def check_model_query(instance: ModelQuery, **kwargs: Any) -> None:
+    errors = config_errors(instance)
+    if errors:
+        raise ValidationError(errors)
+
+
+@receiver(post_save, sender=ModelQuery, dispatch_uid="mcp_tools.model_query_saved")
+def model_query_saved(instance: ModelQuery, raw: bool = False, **kwargs: Any) -> None:
+    """Regenerate the tool's schemas and hints from its configuration (saving the tool announces it)."""
+    if raw:
+        return  # loaddata: the fixture holds the tool as it was
+    spec = build(instance, instance.tool.name)
+    tool = instance.tool
+    tool.kind = Tool.Kind.MODEL_QUERY
+    tool.input_schema = input_schema(spec)
+    tool.output_schema = output_schema(spec)
+    tool.read_only_hint = not spec.is_write
+    tool.destructive_hint = instance.operation in (ModelQuery.Operation.UPDATE, ModelQuery.Operation.DELETE)
+    tool.idempotent_hint = instance.operation != ModelQuery.Operation.CREATE
+    tool.open_world_hint = False
+    tool.save(update_fields=[*QUERY_FIELDS, "open_world_hint", "updated_at"])

@@ -1,0 +1,52 @@
+"""The one JSON encoding of what tools return: plain JSON values from Python ones, and their text.
+
+Model-query rows and registered callables' values go through the same rules, so a decimal or a
+duration reads the same whichever kind of tool produced it: decimals as exact strings (``"12.50"``),
+durations as seconds, dates and times in ISO 8601, UUIDs as strings, files as their names.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import json
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from django.db.models.fields.files import FieldFile
+from django.utils.functional import Promise
+
+_PLAIN = (bool, int, float, str, type(None))
+
+
+def plain(value: Any, *, lenient: bool = False) -> Any:
+    """``value`` as JSON types. Unknown objects raise TypeError, or become ``str(value)`` when ``lenient``.
+
+    Database rows are read leniently (a backend's own value types, such as an address or a range, read
+    as their text); a callable's return value is not, so that an object never leaks its ``repr``.
+    """
+    if isinstance(value, _PLAIN):
+        return value
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")
+    if isinstance(value, datetime.datetime | datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, uuid.UUID | Promise):
+        return str(value)
+    if isinstance(value, FieldFile):
+        return value.name
+    if isinstance(value, Mapping):
+        return {str(key): plain(item, lenient=lenient) for key, item in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [plain(item, lenient=lenient) for item in value]
+    if lenient:
+        return str(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def text(value: Any) -> str:
+    """Compact JSON text of a value that is already plain."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
