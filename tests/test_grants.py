@@ -453,20 +453,20 @@ async def test_a_change_to_a_users_groups_reloads_that_user_once_however_many_se
     await db_call(GroupGrant.objects.create, tool=await db_call(Tool.objects.get, name=DENIED), group=people.support)
     alices = [await session("alice") for _ in range(50)]
     bob = await session("bob")
-    reloaded: list[list[Any]] = []
-    reload_one = permissions._reload_one
+    reloaded: list[Any] = []
+    fresh = permissions._fresh
 
-    def counted(same: list[Any]) -> None:
-        reloaded.append([user.pk for user in same])
-        reload_one(same)
+    def counted(model: Any, pk: Any) -> Any:
+        reloaded.append(pk)
+        return fresh(model, pk)
 
-    monkeypatch.setattr(permissions, "_reload_one", counted)
+    monkeypatch.setattr(permissions, "_fresh", counted)
 
     await db_call(people.alice.groups.add, people.support)
 
     for alice in alices:
         assert await alice.receive() == LIST_CHANGED
-    assert reloaded == [[people.alice.pk] * 50]
+    assert reloaded == [people.alice.pk]
     assert await pong(bob) == PONG
     assert sorted(await listed(alices[0])) == sorted([DENIED, *GRANTED_TO_ALICE])
 
@@ -490,10 +490,10 @@ async def test_an_event_that_cannot_be_acted_on_is_logged_and_later_changes_are_
 ):
     alice = await session("alice")
 
-    def unavailable(same: list[Any]) -> None:
+    def unavailable(model: Any, pk: Any) -> Any:
         raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(permissions, "_reload_one", unavailable)
+    monkeypatch.setattr(permissions, "_fresh", unavailable)
     with caplog.at_level(logging.ERROR, logger="mcp_tools"):
         await db_call(people.alice.groups.add, people.support)
         await db_call(UserGrant.objects.create, tool=await db_call(Tool.objects.get, name=DENIED), user=people.alice)

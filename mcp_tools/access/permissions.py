@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -51,8 +52,7 @@ class HasModelPermissions(BasePermission):
     def has_permission(self, user: Any, tool: Any) -> bool:
         if getattr(tool, "kind", "") == "model_query" and getattr(tool, "query", None) is None:
             return False  # its configuration no longer fits its model, so nobody can know what it would read
-        needed = getattr(tool, "required_permissions", ())
-        return not needed or bool(user.has_perms(needed))
+        return has_perms(user, getattr(tool, "required_permissions", ()))
 
 
 def may_connect(user: Any) -> bool:
@@ -68,8 +68,10 @@ def may_use(user: Any, tool: Any) -> bool:
     return bool(classes) and all(cls().has_permission(user, tool) for cls in classes)
 
 
+# What prepare() loads onto a user object, under names of this app's own: the ids of the user's groups and
+# the "app_label.codename" permissions every authentication backend grants (get_all_permissions()).
 GROUP_IDS = "_mcp_group_ids"
-_USER_CACHES = ("_perm_cache", "_user_perm_cache", "_group_perm_cache", GROUP_IDS)
+MODEL_PERMISSIONS = "_mcp_model_permissions"
 
 
 def group_ids(user: Any) -> frozenset[int]:
@@ -82,60 +84,62 @@ def group_ids(user: Any) -> frozenset[int]:
     return cached
 
 
+def model_permissions(user: Any) -> frozenset[str]:
+    """Every permission ``user`` holds from any backend, read once per user object (see :func:`prepare`)."""
+    cached = getattr(user, MODEL_PERMISSIONS, None)
+    if cached is None:
+        authenticated = getattr(user, "is_authenticated", False)
+        cached = frozenset(user.get_all_permissions()) if authenticated else frozenset()
+        setattr(user, MODEL_PERMISSIONS, cached)
+    return cached
+
+
+def has_perms(user: Any, needed: Iterable[str]) -> bool:
+    """What ``user.has_perms(needed)`` answers, from what :func:`prepare` loaded: no query on the event loop.
+
+    As in Django, inactive users hold nothing and active superusers hold everything.
+    """
+    needed = frozenset(needed)
+    if not needed:
+        return True
+    if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
+        return False
+    return bool(getattr(user, "is_superuser", False)) or needed <= model_permissions(user)
+
+
 def _load(user: Any) -> None:
     group_ids(user)
-    user.get_all_permissions()
+    model_permissions(user)
 
 
 async def prepare(user: Any) -> None:
-    """Load ``user``'s groups and model permissions once in a worker thread, so that checks made on the
-    event loop read per-user caches instead of querying the database (which async code must not do)."""
-    if getattr(user, "is_authenticated", False) and not _loaded(user):
+    """Load ``user``'s groups and permissions once in a worker thread, so that checks made on the event loop
+    read them from the user object instead of querying the database (which async code must not do)."""
+    if getattr(user, "is_authenticated", False) and not hasattr(user, MODEL_PERMISSIONS):
         await database_sync_to_async(_load)(user)
-
-
-def _loaded(user: Any) -> bool:
-    # Django caches no permissions for inactive users, but their group ids are still read (by user_key).
-    return hasattr(user, GROUP_IDS) and (hasattr(user, "_perm_cache") or not getattr(user, "is_active", False))
-
-
-def forget(user: Any) -> None:
-    """Drop what :func:`prepare` loaded, after the user's groups or permissions changed."""
-    for name in _USER_CACHES:
-        if hasattr(user, name):
-            delattr(user, name)
 
 
 def user_key(user: Any) -> tuple[Any, ...]:
     """Everything the built-in permission classes read of a user, as a hashable key."""
     if not getattr(user, "is_authenticated", False):
         return ("anonymous",)
-    perms = frozenset(getattr(user, "_perm_cache", ()) or ())
     flags = (user.is_active, getattr(user, "is_staff", False), getattr(user, "is_superuser", False))
-    return (user.pk, flags, group_ids(user), perms)
+    return (user.pk, flags, group_ids(user), model_permissions(user))
 
 
-async def reload(users: list[Any]) -> None:
-    """Re-read groups, permissions and flags of ``users``: one read per distinct user, shared by every
-    session object of that user, so a change to one user never costs a query per session."""
-    by_pk: dict[Any, list[Any]] = {}
+async def reload(users: Iterable[Any]) -> dict[Any, Any]:
+    """Fresh, prepared objects for ``users`` by primary key (None for a user deleted since): one read per
+    distinct user, which every session of that user then shares, so a change never costs a query per session.
+    """
+    fresh: dict[Any, Any] = {}
     for user in users:
-        if getattr(user, "is_authenticated", False):  # anonymous callers have nothing to re-read
-            by_pk.setdefault(user.pk, []).append(user)
-    for same in by_pk.values():
-        await database_sync_to_async(_reload_one)(same)
+        if getattr(user, "is_authenticated", False) and user.pk not in fresh:  # anonymous: nothing to re-read
+            fresh[user.pk] = await database_sync_to_async(_fresh)(type(user), user.pk)
+    return fresh
 
 
-def _reload_one(same: list[Any]) -> None:
-    fresh = type(same[0])._default_manager.filter(pk=same[0].pk).first()
-    if fresh is None:
-        for user in same:
-            user.is_active = False
-        return
-    _load(fresh)
-    for user in same:
-        forget(user)
-        user.is_active, user.is_staff, user.is_superuser = fresh.is_active, fresh.is_staff, fresh.is_superuser
-        for name in _USER_CACHES:
-            if hasattr(fresh, name):
-                setattr(user, name, getattr(fresh, name))
+def _fresh(model: Any, pk: Any) -> Any:
+    found = model._default_manager.filter(pk=pk).first()
+    if found is not None:
+        _load(found)
+    return found

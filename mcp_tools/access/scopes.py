@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 from django.contrib.auth import get_permission_codename
 from django.db import models
 
+from mcp_tools.access.permissions import has_perms
+
 Scope = Callable[[Any, Any], Any]
 S = TypeVar("S", bound=Scope)
 ModelRef = type[models.Model] | str
@@ -75,7 +77,7 @@ def restrict(model: type[models.Model], user: Any, queryset: Any) -> Any:
 
 def may_view(user: Any, model: type[models.Model]) -> bool:
     opts = model._meta
-    return bool(user.has_perm(f"{opts.app_label}.{get_permission_codename('view', opts)}"))
+    return has_perms(user, [f"{opts.app_label}.{get_permission_codename('view', opts)}"])
 
 
 def scoped(model: type[models.Model], user: Any) -> Any:

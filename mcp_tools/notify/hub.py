@@ -27,7 +27,7 @@ from mcp_tools.access.authentication import forget_tokens
 from mcp_tools.conf import mcp_settings
 from mcp_tools.notify import counters as polling
 from mcp_tools.notify.events import ACCESS_EVENT, EVENT_TYPE, TOKEN_EVENT, channel_layer, group_name
-from mcp_tools.server.session import TOKEN_EXPIRED, TOKEN_REVOKED, credentials_problem
+from mcp_tools.server.session import TOKEN_EXPIRED, TOKEN_REVOKED, USER_INACTIVE, credentials_problem
 from mcp_tools.tools.catalog import catalog
 
 logger = logging.getLogger("mcp_tools")
@@ -256,9 +256,14 @@ class Hub:
             for listener in self.callers()
             if getattr(listener.user, "is_authenticated", False) and (user_ids is None or listener.user.pk in user_ids)
         ]
-        await permissions.reload([listener.user for listener in callers])
+        fresh = await permissions.reload(listener.user for listener in callers)
         for listener in callers:
-            problem = credentials_problem(listener.user, None)
+            user = fresh.get(listener.user.pk)
+            if user is None:
+                self.end(listener, USER_INACTIVE)
+                continue
+            listener.user = user
+            problem = credentials_problem(user, None)
             if problem is not None:
                 self.end(listener, problem)
 
