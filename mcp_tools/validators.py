@@ -71,7 +71,17 @@ def validate_icons(value: Any) -> None:
         )
 
 
-RATE_RE = re.compile(r"^\d+/\d*[smhd]$")
+RATE_RE = re.compile(r"^(\d+)/(\d*)([smhd])$")
+PERIOD_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_rate(rate: str) -> tuple[int, int]:
+    """``(calls, seconds)`` of a django-ratelimit rate such as ``"30/m"`` or ``"10/5s"``; ValueError otherwise."""
+    match = RATE_RE.match(rate)
+    if match is None:
+        raise ValueError(f"Not a rate: {rate!r}")
+    calls, multiplier, unit = match.groups()
+    return int(calls), int(multiplier or 1) * PERIOD_SECONDS[unit]
 
 
 def validate_rate(value: str) -> None:

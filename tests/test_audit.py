@@ -84,13 +84,10 @@ def durations() -> list[float]:
 
 @pytest.fixture
 def batched(settings: Any) -> Iterator[None]:
-    """Rows wait for AUDIT_FLUSH_SECONDS (an hour here) or AUDIT_BATCH_SIZE; none outlive the test."""
+    """Rows wait for AUDIT_FLUSH_SECONDS (an hour here) or AUDIT_BATCH_SIZE; none outlive the test, whose
+    event loop owns its audit log (and ends with it)."""
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_SECONDS": 3600}
     yield
-    audit_log.pending.clear()
-    if audit_log._timer is not None:
-        audit_log._timer.cancel()
-        audit_log._timer = None
 
 
 # One row per call and outcome -------------------------------------------------------------------
@@ -528,7 +525,7 @@ class TestBatching:
         await wire.call("add", {"a": 1, "b": 2})
         await wire.call("nope")
         before = await db_call(rows)
-        await audit_log.flush()
+        await audit_log().flush()
 
         assert before == []
         assert [(r["tool_name"], r["outcome"]) for r in await db_call(rows)] == [("add", "ok"), ("nope", "denied")]
@@ -542,18 +539,18 @@ class TestBatching:
         two = await db_call(rows)
         await wire.call("add", {"a": 1, "b": 2})
 
-        assert (len(two), len(await db_call(rows)), audit_log.pending) == (0, 3, [])
+        assert (len(two), len(await db_call(rows)), audit_log().pending) == (0, 3, [])
 
     async def test_pending_rows_are_written_when_the_flush_delay_passes(self, tools, user, settings, monkeypatch):
         settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_SECONDS": 0.05}
         flushed = asyncio.Event()
-        original = audit_log.flush
+        original = audit_log().flush
 
         async def flush() -> None:
             await original()
             flushed.set()
 
-        monkeypatch.setattr(audit_log, "flush", flush)
+        monkeypatch.setattr(audit_log(), "flush", flush)
         wire = await connected(user)
 
         await wire.call("add", {"a": 1, "b": 2})
@@ -570,7 +567,7 @@ class TestBatching:
         await db_call(delete_tokens_silently)
         await client.request("tools/call", {"name": "add", "arguments": {"a": 2, "b": 2}})
 
-        await audit_log.flush()
+        await audit_log().flush()
 
         recorded = await db_call(rows)
         assert [(r["username"], r["token_id"], r["outcome"]) for r in recorded] == [

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from mcp_tools.access.audit_arguments import compact, storable
 from mcp_tools.conf import mcp_settings
+from mcp_tools.loops import PerLoop
 
 logger = logging.getLogger("mcp_tools")
 
@@ -141,4 +142,5 @@ def prune(days: int | None = None) -> int:
     return deleted
 
 
-audit_log = AuditLog()
+#: The audit log of the running event loop: its batch timer and writes belong to that loop.
+audit_log = PerLoop(AuditLog)

@@ -6,14 +6,14 @@ Calls refused as denied or unknown count apart, against ``DENIED_RATE``, across 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django_ratelimit.core import _split_rate, get_usage
+from django_ratelimit.core import get_usage
 
 from mcp_tools.access import permissions
 from mcp_tools.conf import mcp_settings
+from mcp_tools.validators import parse_rate
 
 GROUP = "mcp_tools.call"
 DENIED_GROUP = "mcp_tools.denied"
@@ -32,8 +32,8 @@ class Limited:
 
 
 def calls_per_second(rate: str) -> float:
-    limit, period = _split_rate(rate)
-    return limit / period if period else 0.0
+    calls, seconds = parse_rate(rate)
+    return calls / seconds if seconds else 0.0
 
 
 def rate_for(user: Any, entry: Any, overrides: dict[tuple[int, int | None], str]) -> str | None:
@@ -59,7 +59,8 @@ def _keys(user: Any, token: Any) -> list[str]:
 def _count(rate: str, group: str, keys: list[str]) -> Limited | None:
     worst: Limited | None = None
     for key in keys:
-        usage = get_usage(SimpleNamespace(), group=group, key=lambda _g, _r, k=key: k, rate=rate, increment=True)
+        # Calls have no HttpRequest: the key is the caller's own (user or token) and every method counts.
+        usage = get_usage(None, group=group, key=lambda _group, _request, k=key: k, rate=rate, increment=True)
         if usage and usage["should_limit"]:
             # The window's last second still counts for it: the next one opens a second later.
             retry = max(1, int(usage["time_left"]) + 1)

@@ -12,6 +12,7 @@ from channels.layers import BaseChannelLayer, get_channel_layer
 from django.db import transaction
 
 from mcp_tools.conf import mcp_settings
+from mcp_tools.notify import transactions
 from mcp_tools.tools.catalog import catalog
 
 EVENT_TYPE = "mcp.tools_changed"
@@ -30,10 +31,7 @@ def group_name() -> str:
 
 def schedule_tools_changed(using: str | None = None) -> None:
     """Announce a tool change once the current transaction commits (at most once per transaction)."""
-    connection = transaction.get_connection(using)
-    if any(func is publish_tools_changed for _sids, func, _robust in connection.run_on_commit):
-        return
-    transaction.on_commit(publish_tools_changed, using=using)
+    transactions.once(publish_tools_changed, using)
 
 
 def publish_tools_changed() -> None:
@@ -61,14 +59,7 @@ class AccessChange:
 
 def schedule_access_changed(users: Iterable[Any] | None, using: str | None = None) -> None:
     """Announce, after commit, that ``users`` (None: anyone) may now see other tools."""
-    connection = transaction.get_connection(using)
-    for _sids, func, _robust in connection.run_on_commit:
-        if isinstance(func, AccessChange):
-            func.add(users)
-            return
-    change = AccessChange()
-    change.add(users)
-    transaction.on_commit(change, using=using)
+    transactions.gather(AccessChange, using).add(users)
 
 
 def send(event: dict[str, Any]) -> None:
@@ -88,4 +79,4 @@ def send(event: dict[str, Any]) -> None:
 
 def schedule_token_changed(token_id: Any, using: str | None = None) -> None:
     """Tell every process, after commit, to re-check the sessions opened with this token."""
-    transaction.on_commit(lambda: send({"type": TOKEN_EVENT, "token": token_id}), using=using)
+    transaction.on_commit(lambda: send({"type": TOKEN_EVENT, "token": token_id}), using=using, robust=True)

@@ -14,7 +14,6 @@ import contextlib
 import logging
 import math
 import time
-import weakref
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
@@ -25,6 +24,7 @@ from django.utils import timezone
 from mcp_tools.access import permissions
 from mcp_tools.access.authentication import forget_tokens
 from mcp_tools.conf import mcp_settings
+from mcp_tools.loops import PerLoop
 from mcp_tools.notify import counters as polling
 from mcp_tools.notify.events import ACCESS_EVENT, EVENT_TYPE, TOKEN_EVENT, channel_layer, group_name
 from mcp_tools.server.session import TOKEN_EXPIRED, TOKEN_REVOKED, USER_INACTIVE, credentials_problem
@@ -40,13 +40,15 @@ _background: set[asyncio.Future[Any]] = set()
 
 
 class Listener(Protocol):
-    """Anything told about tool changes: sessions and streams on every transport.
+    """A caller's session or stream on any transport: told when its own list changes, ended when its
+    credentials stop working."""
 
-    Listeners that serve a caller also carry ``user`` and ``token`` and have ``end(reason)``; the hub ends
-    them when those credentials stop working.
-    """
+    user: Any
+    token: Any
 
     def tools_changed(self, snapshot: Any) -> None: ...
+
+    def end(self, reason: str) -> None: ...
 
 
 def cross_process(layer: Any) -> bool:
@@ -61,7 +63,8 @@ class Hub:
     """
 
     def __init__(self) -> None:
-        self.listeners: set[Any] = set()
+        self.listeners: set[Listener] = set()
+        self._retainers: set[object] = set()
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Event | None = None
         self._renewal: asyncio.TimerHandle | None = None
@@ -81,9 +84,24 @@ class Hub:
         """Whether change events from other processes reach this hub right now."""
         return self._hears_others and self.active
 
-    async def add(self, listener: Any) -> None:
+    async def add(self, listener: Listener) -> None:
         """Register ``listener``; returns once this process is subscribed, so no later change is missed."""
         self.listeners.add(listener)
+        await self._start()
+        await baseline(listener)
+        self._watch_expiry(listener)
+
+    async def retain(self, holder: object) -> None:
+        """Keep hearing the group for ``holder``, which tells no caller but keeps state that events refresh
+        (the HTTP session cache hears of sessions ended elsewhere); until :meth:`release`."""
+        self._retainers.add(holder)
+        await self._start()
+
+    def release(self, holder: object) -> None:
+        self._retainers.discard(holder)
+        self._stop_when_idle()
+
+    async def _start(self) -> None:
         if not self.active:
             layer = channel_layer()
             if layer is not None:
@@ -95,15 +113,16 @@ class Hub:
         if self._poll is None or self._poll.done():
             self._poll = asyncio.ensure_future(self._poll_forever())
         await self.ensure_fresh()
-        await baseline(listener)
-        self._watch_expiry(listener)
 
-    def remove(self, listener: Any) -> None:
+    def remove(self, listener: Listener) -> None:
         self.listeners.discard(listener)
         timer = self._expiry.pop(listener, None)
         if timer is not None:
             timer.cancel()
-        if not self.listeners:
+        self._stop_when_idle()
+
+    def _stop_when_idle(self) -> None:
+        if not self.listeners and not self._retainers:
             for task in (self._task, self._poll):
                 if task is not None:
                     task.cancel()
@@ -253,7 +272,7 @@ class Hub:
         forget_tokens()
         callers = [
             listener
-            for listener in self.callers()
+            for listener in list(self.listeners)
             if getattr(listener.user, "is_authenticated", False) and (user_ids is None or listener.user.pk in user_ids)
         ]
         fresh = await permissions.reload(listener.user for listener in callers)
@@ -272,7 +291,7 @@ class Hub:
         forget_tokens()
         holders = [
             listener
-            for listener in self.callers()
+            for listener in list(self.listeners)
             if listener.token is not None and (token_ids is None or listener.token.pk in token_ids)
         ]
         if not holders:
@@ -292,20 +311,16 @@ class Hub:
     def admits(self, user: Any) -> bool:
         """Whether ``user`` may open one more connection here (anonymous callers share one allowance)."""
         key = _connection_key(user)
-        held = sum(1 for listener in self.callers() if _connection_key(listener.user) == key)
+        held = sum(1 for listener in list(self.listeners) if _connection_key(listener.user) == key)
         return held < int(mcp_settings.MAX_CONNECTIONS_PER_USER)
 
-    def callers(self) -> list[Any]:
-        """Listeners that serve a caller (not the session store, which only hears session events)."""
-        return [listener for listener in self.listeners if hasattr(listener, "end") and hasattr(listener, "user")]
-
-    def end(self, listener: Any, reason: str) -> None:
+    def end(self, listener: Listener, reason: str) -> None:
         """Cut ``listener`` off: it hears nothing more and its transport closes it."""
         self.remove(listener)
         logger.info("Ending an MCP connection of %s: %s", getattr(listener, "user", None), reason)
         listener.end(reason)
 
-    def _watch_expiry(self, listener: Any) -> None:
+    def _watch_expiry(self, listener: Listener) -> None:
         """Arm a timer for the moment the listener's token expires (re-armed when the expiry changes)."""
         timer = self._expiry.pop(listener, None)
         if timer is not None:
@@ -317,7 +332,7 @@ class Hub:
         loop = asyncio.get_running_loop()
         self._expiry[listener] = loop.call_later(min(max(delay, 0.0), MAX_TIMER_SECONDS), self._expiry_due, listener)
 
-    def _expiry_due(self, listener: Any) -> None:
+    def _expiry_due(self, listener: Listener) -> None:
         self._expiry.pop(listener, None)
         if listener not in self.listeners:
             return
@@ -371,13 +386,5 @@ def on_event(event_type: str) -> Callable[[EventHandler], EventHandler]:
     return register
 
 
-_hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Hub] = weakref.WeakKeyDictionary()
-
-
-def hub() -> Hub:
-    """The hub of the running event loop."""
-    loop = asyncio.get_running_loop()
-    found = _hubs.get(loop)
-    if found is None:
-        found = _hubs[loop] = Hub()
-    return found
+#: The hub of the running event loop.
+hub = PerLoop(Hub)

@@ -207,7 +207,7 @@ class Call:
             return
         user = self.session.user
         authenticated = getattr(user, "is_authenticated", False)
-        await audit_log.record(
+        await audit_log().record(
             user_id=user.pk if authenticated else None,
             username=user.get_username() if authenticated else "",
             token_id=getattr(self.session.token, "pk", None),

@@ -121,7 +121,7 @@ class SessionStore:
 
     async def _remember(self, record: SessionRecord) -> None:
         # The hub delivers session-ended events from other processes, which keep this cache honest.
-        await hub().add(self)
+        await hub().retain(self)
         self.evict(record.id)
         self._cache[record.id] = (record, time.monotonic())
         self.cache_bytes += record.cost
@@ -148,9 +148,6 @@ class SessionStore:
             logger.exception("Could not delete the rows of ended sessions")
         finally:
             self.pruning = None
-
-    def tools_changed(self, snapshot: Any) -> None:
-        """The store listens on the hub only for session-ended events."""
 
     def session_for(self, record: SessionRecord, *, user: Any, token: Any, emit: Emit) -> Session:
         session = Session(

@@ -70,7 +70,7 @@ async def serve(user: Any, *, stdin: Any = None, stdout: BinaryIO | None = None)
         reading.cancel()
         hub().remove(session)
         await asyncio.gather(*session.close(), return_exceptions=True)
-        await audit_log.flush()
+        await audit_log().flush()
 
 
 async def read_loop(reader: asyncio.StreamReader, session: Session, limit: int) -> None:
