@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from mcp_tools.access.sensitive import is_secret_name, is_secret_path
 from mcp_tools.models import ModelQuery
-from mcp_tools.server.dispatch import GENERIC_FAILURE
+from mcp_tools.server.calls import GENERIC_FAILURE
 from mcp_tools.tools.executors.queries import fields as query_fields
 from mcp_tools.tools.executors.queries.config import AGGREGATE_FUNCTIONS, build
 from mcp_tools.tools.executors.queries.exposure import walk

@@ -28,7 +28,8 @@ from mcp_tools.exceptions import (
 )
 from mcp_tools.protocol import jsonrpc
 from mcp_tools.protocol import versions as v
-from mcp_tools.server.dispatch import GENERIC_FAILURE, Server
+from mcp_tools.server.calls import GENERIC_FAILURE
+from mcp_tools.server.dispatch import Server
 from mcp_tools.server.session import Session
 from mcp_tools.tools.catalog import catalog
 from tests.testapp.mcp_tools import gate

@@ -19,7 +19,7 @@ from mcp.client.subscriptions import ToolsListChanged
 from mcp_tools import __version__
 from mcp_tools.conf import DEFAULTS
 from mcp_tools.exceptions import INVALID_REQUEST, PARSE_ERROR
-from mcp_tools.server.dispatch import GENERIC_FAILURE
+from mcp_tools.server.calls import GENERIC_FAILURE
 from tests.live.admin_client import AdminClient
 from tests.live.servers import ROOT, ServerProcess
 from tests.live.sites import Seed, Site

@@ -50,7 +50,7 @@ class HasModelPermissions(BasePermission):
     """Model-query tools also need the model permissions their operation implies (view, add, change, delete)."""
 
     def has_permission(self, user: Any, tool: Any) -> bool:
-        if getattr(tool, "kind", "") == "model_query" and getattr(tool, "query", None) is None:
+        if getattr(tool, "broken", False):
             return False  # its configuration no longer fits its model, so nobody can know what it would read
         return has_perms(user, getattr(tool, "required_permissions", ()))
 

@@ -28,6 +28,8 @@ from mcp_tools.server.listing import definition_json
 from mcp_tools.tools.entries import entry_from_row
 from mcp_tools.tools.registry import registry
 
+Operation = ModelQuery.Operation
+
 JSON_WIDGET = forms.Textarea(attrs={"rows": 10, "cols": 80, "style": "font-family: monospace"})
 
 
@@ -113,21 +115,25 @@ class ModelQueryInline(admin.StackedInline):
     verbose_name_plural = _("model query")
     sections: tuple[tuple[Any, tuple[str, ...], frozenset[str]], ...] = (
         (None, ("model", "operation"), frozenset(ModelQuery.Operation.values)),
-        (_("Rows"), ("relations", "output_fields", "serializer"), frozenset({"list", "get", "create", "update"})),
+        (
+            _("Rows"),
+            ("relations", "output_fields", "serializer"),
+            frozenset({Operation.LIST, Operation.GET, Operation.CREATE, Operation.UPDATE}),
+        ),
         (
             _("Filters, search and ordering"),
             ("filters", "search_fields", "ordering_fields", "default_limit", "max_limit"),
-            frozenset({"list", "count", "aggregate"}),
+            frozenset({Operation.LIST, Operation.COUNT, Operation.AGGREGATE}),
         ),
         (
             _("Aggregation"),
             ("aggregate_functions", "aggregate_fields", "group_by_fields"),
-            frozenset({"aggregate"}),
+            frozenset({Operation.AGGREGATE}),
         ),
         (
             _("One row and writes"),
             ("lookup_field", "writable_fields"),
-            frozenset({"get", "create", "update", "delete"}),
+            frozenset({Operation.GET, Operation.CREATE, Operation.UPDATE, Operation.DELETE}),
         ),
         (_("Rows the caller may reach"), ("scope_field", "scope"), frozenset(ModelQuery.Operation.values)),
     )

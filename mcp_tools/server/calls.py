@@ -20,6 +20,7 @@ from mcp_tools.exceptions import (
     ToolError,
     UnknownTool,
 )
+from mcp_tools.models import Tool, ToolCall
 from mcp_tools.protocol import errors, shapes
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.jsonrpc import Request, notification
@@ -27,20 +28,21 @@ from mcp_tools.protocol.versions import Revision
 from mcp_tools.server.session import InFlight, Session
 from mcp_tools.tools.catalog import catalog
 from mcp_tools.tools.content import CallResult
-from mcp_tools.tools.context import Context
+from mcp_tools.tools.context import CallCancelled, Context
 from mcp_tools.tools.entries import Entry
 from mcp_tools.tools.executors import execute
 from mcp_tools.tools.snapshot import Snapshot
 
 logger = logging.getLogger("mcp_tools")
 GENERIC_FAILURE = "The tool failed with an internal error."
+Outcome = ToolCall.Outcome
 PROGRESS = "notifications/progress"
 
 
 class Refused(Exception):
     """Ends a call early with an in-band error and its audit outcome."""
 
-    def __init__(self, outcome: str, message: str) -> None:
+    def __init__(self, outcome: Outcome, message: str) -> None:
         super().__init__(message)
         self.outcome = outcome
 
@@ -53,7 +55,7 @@ class Call:
         self.name = request.params.get("name")
         self.arguments = request.params.get("arguments")
         self.started = time.perf_counter()
-        self.outcome = "ok"
+        self.outcome = Outcome.OK
         self.message = ""
         self.result_bytes = 0
         self.entry: Entry | None = None
@@ -63,11 +65,11 @@ class Call:
         try:
             return await self._answer()
         except ProtocolError as exc:
-            if self.outcome == "ok":
-                self.outcome, self.message = "denied", exc.message
+            if self.outcome == Outcome.OK:
+                self.outcome, self.message = Outcome.DENIED, exc.message
             raise
         except asyncio.CancelledError:
-            self.outcome, self.message = "cancelled", "cancelled by the client"
+            self.outcome, self.message = Outcome.CANCELLED, "cancelled by the client"
             raise
         finally:
             await self.audit()
@@ -77,20 +79,20 @@ class Call:
         try:
             result = await self.result(snapshot)
         except InvalidArguments as exc:
-            self.outcome, self.message = "invalid", str(exc)
+            self.outcome, self.message = Outcome.INVALID, str(exc)
             return errors.invalid_arguments(str(exc), self.revision)
         except Refused as exc:
             self.outcome, self.message = exc.outcome, str(exc)
             result = CallResult([{"type": "text", "text": str(exc)}], is_error=True, value=str(exc))
-        if result.is_error and self.outcome == "ok":
-            self.outcome = "error"
+        if result.is_error and self.outcome == Outcome.OK:
+            self.outcome = Outcome.ERROR
             self.message = " ".join(b.get("text", "") for b in result.content if b.get("type") == "text")
         if result.is_error and self.revision <= v.DRAFT:
             return errors.tool_failure(self.message or GENERIC_FAILURE, self.revision)
         shaped = shapes.call_result(result, self.revision)
         problem = self.measure(shaped)
         if problem is not None:
-            self.outcome, self.message = "error", problem
+            self.outcome, self.message = Outcome.ERROR, problem
             return errors.tool_failure(problem, self.revision)
         return shaped
 
@@ -120,7 +122,7 @@ class Call:
             return
         # A flood of refusals writes one row per counting window: the first, which names the rate.
         self.recorded = limited.first
-        raise Refused("rate_limited", f"Rate limit {limited.rate} exceeded: retry after {limited.retry_after} s.")
+        raise Refused(Outcome.RATE_LIMITED, f"Rate limit {limited.rate} exceeded: retry after {limited.retry_after} s.")
 
     async def find(self, snapshot: Snapshot) -> Entry:
         if not isinstance(self.name, str):
@@ -149,7 +151,7 @@ class Call:
         )
         running = self.session.batched_calls + sum(1 for f in self.session.in_flight.values() if f.ctx is not None)
         if running >= int(mcp_settings.MAX_CONCURRENT_CALLS):
-            raise Refused("error", f"Too many calls in progress (at most {mcp_settings.MAX_CONCURRENT_CALLS}).")
+            raise Refused(Outcome.ERROR, f"Too many calls in progress (at most {mcp_settings.MAX_CONCURRENT_CALLS}).")
         validate_arguments(entry, arguments)
         if self.own_entry() is not None:
             return await self.execute(entry, arguments)
@@ -169,9 +171,12 @@ class Call:
             return CallResult([{"type": "text", "text": str(exc)}], is_error=True, value=str(exc))
         except TimeoutError:
             ctx.cancel()
-            raise Refused("timeout", f"The tool did not finish within {timeout:g} s.") from None
+            raise Refused(Outcome.TIMEOUT, f"The tool did not finish within {timeout:g} s.") from None
         except (InvalidArguments, asyncio.CancelledError):
             raise
+        except CallCancelled:
+            # The tool saw its cancellation (ctx.check_cancelled()): the call ends as cancelled, unanswered.
+            raise asyncio.CancelledError from None
         except Exception:
             logger.error("Tool %s failed", entry.name, exc_info=bool(mcp_settings.LOG_TRACEBACKS))
             return CallResult([{"type": "text", "text": GENERIC_FAILURE}], is_error=True)
@@ -247,7 +252,7 @@ def validate_arguments(entry: Entry, arguments: dict[str, Any]) -> None:
 def check_output(entry: Entry, result: CallResult) -> CallResult:
     check = entry.output_check
     # A model query's rows come from the same allow-list its output schema was generated from.
-    if check is None or result.is_error or entry.kind == "model_query":
+    if check is None or result.is_error or entry.kind == Tool.Kind.MODEL_QUERY:
         return result
     error = check.first_error(result.structured if result.has_structured else None)
     if error is None:

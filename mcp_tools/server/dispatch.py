@@ -31,7 +31,6 @@ from mcp_tools.tools.catalog import catalog
 
 logger = logging.getLogger("mcp_tools")
 
-GENERIC_FAILURE = "The tool failed with an internal error."
 # Requests that may run long go to their own task so that cancellation and other requests proceed.
 _CONCURRENT = frozenset({"tools/call", "subscriptions/listen"})
 _MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})
@@ -252,9 +251,7 @@ class Server:
         return Scope(session.revision, session.client_capabilities)
 
     def notify(self, session: Session, message: Notification) -> None:
-        if message.method == "notifications/initialized":
-            session.ready = session.initialized
-        elif message.method == "notifications/cancelled":
+        if message.method == "notifications/cancelled":
             request_id = message.params.get("requestId")
             if isinstance(request_id, int | str) and not isinstance(request_id, bool):
                 session.cancel(request_id, str(message.params.get("reason") or ""))

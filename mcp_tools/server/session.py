@@ -109,7 +109,6 @@ class Session(ListWatcher):
         self.revision: Revision | None = None
         self.client_capabilities: dict[str, Any] = {}
         self.client_info: dict[str, Any] = {}
-        self.ready = False
         self.on_end: OnEnd | None = None  # set by transports that can cut the connection off
         self.in_flight: dict[RequestId, InFlight] = {}
         self.batched_calls = 0  # tools/call members of a batch now running (in_flight holds spawned requests only)

@@ -51,6 +51,11 @@ class Entry:
     def name(self) -> str:
         return self.spec.name
 
+    @property
+    def broken(self) -> bool:
+        """A model query whose configuration no longer fits its model: nobody can know what it would touch."""
+        return self.kind == Tool.Kind.MODEL_QUERY and self.query is None
+
     @cached_property
     def input_check(self) -> SchemaCheck:
         return SchemaCheck(self.spec.input_schema)

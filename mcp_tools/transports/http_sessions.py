@@ -161,7 +161,6 @@ class SessionStore:
         session.revision = record.revision
         session.client_capabilities = dict(record.client_capabilities)
         session.client_info = dict(record.client_info)
-        session.ready = True
         # Requests of one session share their in-flight table, so a later POST can cancel an earlier one.
         session.in_flight = self._in_flight.setdefault(record.id, {})
         return session

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_tools.models import Tool
 from mcp_tools.tools.content import CallResult
 from mcp_tools.tools.context import Context
 from mcp_tools.tools.entries import Entry
@@ -13,8 +14,8 @@ async def execute(entry: Entry, arguments: dict[str, Any], ctx: Context) -> Call
     """Run ``entry`` with validated ``arguments``; raises ToolError or any exception of the tool."""
     from mcp_tools.tools.executors import callables, queries
 
-    if entry.kind == "callable":
+    if entry.kind == Tool.Kind.CALLABLE:
         return await callables.run(entry, arguments, ctx)
-    if entry.kind == "model_query" and entry.query is not None:
+    if entry.kind == Tool.Kind.MODEL_QUERY and entry.query is not None:
         return await queries.run(entry.query, arguments, ctx)
     raise LookupError(f"No executor for tool kind {entry.kind!r}")

@@ -15,10 +15,14 @@ from django.db.models import Q
 from django.utils import timezone
 
 from mcp_tools.exceptions import InvalidArguments, ToolError
+from mcp_tools.models import ModelQuery
 from mcp_tools.tools.executors.queries.config import QuerySpec
 from mcp_tools.tools.executors.queries.fields import DATE_PARTS, SEP, ResolvedField
 
+Operation = ModelQuery.Operation
+
 CURSOR_SALT = "mcp_tools.queries.cursor"
+
 # Integers beyond 64 bits overflow SQLite's driver; PostgreSQL text cannot hold NUL.
 INTEGER_RANGE = range(-(2**63), 2**63)
 NUL = "\x00"
@@ -56,9 +60,9 @@ def plan(spec: QuerySpec, arguments: dict[str, Any]) -> Plan:
     result.order_by = str(arguments.get("order_by", ""))
     result.metrics = tuple(arguments.get("metrics", spec.metrics[:1]))
     result.group_by = tuple(arguments.get("group_by", ()))
-    if spec.operation == "aggregate" and result.order_by:
+    if spec.operation == Operation.AGGREGATE and result.order_by:
         _check_group_order(result)
-    if spec.operation in ("get", "update", "delete"):
+    if spec.operation in (Operation.GET, Operation.UPDATE, Operation.DELETE):
         result.lookup_value = convert(spec.lookup, arguments[spec.lookup.name])
     result.values = {f.name: convert(f, arguments[f.name]) for f in spec.writable if f.name in arguments}
     if "cursor" in arguments:

@@ -10,6 +10,7 @@ from django.db import models
 
 from mcp_tools.access import scopes
 from mcp_tools.conf import mcp_settings
+from mcp_tools.models import ModelQuery
 from mcp_tools.tools.executors.queries.fields import (
     SEP,
     FieldPathError,
@@ -24,10 +25,12 @@ from mcp_tools.tools.executors.queries.fields import (
     target,
 )
 
+Operation = ModelQuery.Operation
+
 AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max")
-READ_OPERATIONS = ("list", "get", "count", "aggregate")
-LOOKUP_OPERATIONS = ("get", "update", "delete")
-WRITE_PERMISSION = {"create": "add", "update": "change", "delete": "delete"}
+READ_OPERATIONS = (Operation.LIST, Operation.GET, Operation.COUNT, Operation.AGGREGATE)
+LOOKUP_OPERATIONS = (Operation.GET, Operation.UPDATE, Operation.DELETE)
+WRITE_PERMISSION = {Operation.CREATE: "add", Operation.UPDATE: "change", Operation.DELETE: "delete"}
 # Databases cannot sum or average these (SQLite stores them as text; PostgreSQL has no sum(date)).
 DATES = (models.DateField, models.TimeField)
 
@@ -38,7 +41,7 @@ class QuerySpec:
 
     tool_name: str
     model: type[models.Model]
-    operation: str
+    operation: ModelQuery.Operation
     output: tuple[ResolvedField, ...]
     relations: frozenset[str]
     filters: dict[str, tuple[ResolvedField, str]]  # argument name -> (field, lookup)
@@ -123,7 +126,7 @@ def build(row: Any, tool_name: str) -> QuerySpec:
     return QuerySpec(
         tool_name=tool_name,
         model=model,
-        operation=row.operation,
+        operation=Operation(row.operation),
         output=tuple(resolve(model, p, relations) for p in row.output_fields or ()),
         relations=relations,
         filters=_filters(model, row.filters or (), relations),
@@ -201,7 +204,7 @@ def _writable(model: type[models.Model], name: str) -> models.Field[Any, Any]:
     return field
 
 
-def _lookup(model: type[models.Model], name: str, operation: str) -> models.Field[Any, Any]:
+def _lookup(model: type[models.Model], name: str, operation: ModelQuery.Operation) -> models.Field[Any, Any]:
     field = model._meta.pk if name == "pk" else resolve(model, name, frozenset()).field
     if field is None or not (field.primary_key or field.unique):
         raise FieldPathError(f"Lookup field {name!r} must be the primary key or unique.")
@@ -249,15 +252,19 @@ def config_errors(row: Any) -> dict[str, list[str]]:
     except FieldPathError as exc:
         return {"__all__": [str(exc)]}
     problems: list[str] = []
-    if spec.operation in ("list", "get", "create", "update") and not spec.output and not spec.serializer:
+    if (
+        spec.operation in (Operation.LIST, Operation.GET, Operation.CREATE, Operation.UPDATE)
+        and not spec.output
+        and not spec.serializer
+    ):
         problems.append("Choose at least one output field.")
-    if spec.operation == "aggregate" and not spec.metrics:
+    if spec.operation == Operation.AGGREGATE and not spec.metrics:
         problems.append("Choose aggregate functions (and fields for sum, avg, min and max).")
-    if spec.operation in ("create", "update") and not spec.writable:
+    if spec.operation in (Operation.CREATE, Operation.UPDATE) and not spec.writable:
         problems.append("Choose the writable fields.")
-    if spec.operation == "create" and spec.scope_field and SEP in spec.scope_field:
+    if spec.operation == Operation.CREATE and spec.scope_field and SEP in spec.scope_field:
         problems.append("A create tool can only be scoped by a direct user field, which it sets to the caller.")
-    if spec.operation == "create":
+    if spec.operation == Operation.CREATE:
         problems.extend(_unsettable(spec))
     if spec.default_limit < 1:
         problems.append("The default limit must be at least 1.")

@@ -10,11 +10,14 @@ from django.db import connections, router, transaction
 from django.db.models import Avg, Count, Max, Min, Q, QuerySet, Sum
 
 from mcp_tools.conf import mcp_settings
+from mcp_tools.models import ModelQuery
 from mcp_tools.tools.executors.queries import serialize, writes
 from mcp_tools.tools.executors.queries.arguments import Plan, make_cursor
 from mcp_tools.tools.executors.queries.call import Call, Result, in_scope, not_found, rows
 from mcp_tools.tools.executors.queries.config import QuerySpec
 from mcp_tools.tools.executors.queries.fields import SEP
+
+Operation = ModelQuery.Operation
 
 FUNCTIONS: dict[str, type[Any]] = {"sum": Sum, "avg": Avg, "min": Min, "max": Max}
 
@@ -93,11 +96,11 @@ def _metric(name: str) -> Any:
 
 
 OPERATIONS: dict[str, Callable[[Call], Result]] = {
-    "list": run_list,
-    "get": run_get,
-    "count": run_count,
-    "aggregate": run_aggregate,
-    "create": writes.run_create,
-    "update": writes.run_update,
-    "delete": writes.run_delete,
+    Operation.LIST: run_list,
+    Operation.GET: run_get,
+    Operation.COUNT: run_count,
+    Operation.AGGREGATE: run_aggregate,
+    Operation.CREATE: writes.run_create,
+    Operation.UPDATE: writes.run_update,
+    Operation.DELETE: writes.run_delete,
 }

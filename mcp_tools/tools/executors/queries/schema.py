@@ -7,10 +7,14 @@ from typing import Any
 from django.db import models
 
 from mcp_tools.conf import mcp_settings
+from mcp_tools.models import ModelQuery
 from mcp_tools.tools.executors.queries.config import QuerySpec
 from mcp_tools.tools.executors.queries.fields import DATE_PARTS, ResolvedField, required_on_create
 
+Operation = ModelQuery.Operation
+
 MAX_TEXT = 1000
+
 LOOKUP_WORDS = {
     "iexact": "equals, ignoring case,",
     "contains": "contains",
@@ -109,7 +113,7 @@ def input_schema(spec: QuerySpec) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     required: list[str] = []
     operation = spec.operation
-    if operation in ("list", "count", "aggregate"):
+    if operation in (Operation.LIST, Operation.COUNT, Operation.AGGREGATE):
         properties.update({name: filter_schema(f, lookup) for name, (f, lookup) in spec.filters.items()})
         if spec.search:
             properties["search"] = {
@@ -117,19 +121,19 @@ def input_schema(spec: QuerySpec) -> dict[str, Any]:
                 "maxLength": 200,
                 "description": f"Text searched for in: {', '.join(spec.search)}.",
             }
-    if operation == "list":
+    if operation == Operation.LIST:
         properties.update(_ordering(spec.ordering))
         properties.update(_paging(spec))
-    if operation == "aggregate":
+    if operation == Operation.AGGREGATE:
         properties.update(_aggregate(spec))
-    if operation in ("get", "update", "delete"):
+    if operation in (Operation.GET, Operation.UPDATE, Operation.DELETE):
         properties[spec.lookup.name] = describe(spec.lookup, value_schema(spec.lookup))
         required.append(spec.lookup.name)
-    if operation in ("create", "update"):
+    if operation in (Operation.CREATE, Operation.UPDATE):
         for field in spec.writable:
             described = describe(field, value_schema(field))
             properties[field.name] = _or_null(described) if field.null else described
-            if operation == "create" and required_on_create(field):
+            if operation == Operation.CREATE and required_on_create(field):
                 required.append(field.name)
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
@@ -189,9 +193,9 @@ def _aggregate(spec: QuerySpec) -> dict[str, Any]:
 def row_schema(spec: QuerySpec) -> dict[str, Any]:
     if spec.serializer:
         return {"type": "object"}
-    fields = spec.output if spec.operation != "aggregate" else spec.group_by
+    fields = spec.output if spec.operation != Operation.AGGREGATE else spec.group_by
     properties = {r.path: _nullable(r, describe(r.field, value_schema(r.field, for_output=True))) for r in fields}
-    if spec.operation == "aggregate":
+    if spec.operation == Operation.AGGREGATE:
         properties.update({name: {"type": ["number", "string", "null"]} for name in spec.metrics})
         if "count" in spec.metrics:
             properties["count"] = {"type": "integer"}
@@ -217,12 +221,12 @@ def output_schema(spec: QuerySpec) -> dict[str, Any]:
         "results": {"type": "array", "items": row_schema(spec)},
         "count": {"type": "integer", "minimum": 0},
     }
-    if spec.operation == "list":
+    if spec.operation == Operation.LIST:
         properties["next_cursor"] = {"type": "string"}
     required = ["results", "count"]
-    if spec.operation == "aggregate":
+    if spec.operation == Operation.AGGREGATE:
         properties["truncated"] = {"type": "boolean"}
-    if spec.operation == "delete":
+    if spec.operation == Operation.DELETE:
         properties["deleted"] = {
             "type": "object",
             "additionalProperties": {"type": "integer", "minimum": 1},
