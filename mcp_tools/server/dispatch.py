@@ -40,14 +40,14 @@ _NOT_IN_BATCHES = frozenset({"initialize", "subscriptions/listen"})
 
 
 @dataclass(frozen=True, slots=True)
-class Scope:
-    """What one request speaks: its revision and the capabilities its client declared."""
+class Terms:
+    """The terms a request is answered under: its revision and the capabilities its client declared."""
 
     revision: Revision
     client_capabilities: dict[str, Any]
 
 
-Handler = Callable[[Session, Request, Scope], Awaitable[dict[str, Any]]]
+Handler = Callable[[Session, Request, Terms], Awaitable[dict[str, Any]]]
 
 
 def server_info() -> dict[str, Any]:
@@ -220,35 +220,35 @@ class Server:
             # Over HTTP each POST of a session adds itself to the session's table before it gets here.
             return error_response(message.id, too_many_requests())
         try:
-            scope = self.scope(session, message)
-            result = await self.methods[message.method](session, message, scope)
+            terms = self.terms(session, message)
+            result = await self.methods[message.method](session, message, terms)
         except ProtocolError as exc:
             return error_response(message.id, exc)
         except Exception:
             logger.exception("Unexpected error answering %s", message.method)
             return error_response(message.id, ProtocolError())
-        if scope.revision.is_modern:
+        if terms.revision.is_modern:
             result.setdefault("resultType", "complete")
             result.setdefault("_meta", {})[v.SERVER_INFO_META] = server_info()
         return jsonrpc.result(message.id, result)
 
-    def scope(self, session: Session, request: Request) -> Scope:
+    def terms(self, session: Session, request: Request) -> Terms:
         """The revision and client capabilities a request speaks with: its own ``_meta`` or the session's."""
         if v.is_modern_request(request.params) or request.method in _MODERN_ONLY:
             envelope = modern.envelope(request.params)
             revision = modern.revision(envelope.requested)
             if request.method in _LEGACY_ONLY or request.method not in self.methods:
                 raise MethodNotFound(f"Method not found: {request.method}")
-            return Scope(revision, envelope.capabilities)
+            return Terms(revision, envelope.capabilities)
         if request.method in _MODERN_ONLY or request.method not in self.methods:
             raise MethodNotFound(f"Method not found: {request.method}")
         if session.revision is None:
             if request.method == "ping":
-                return Scope(v.LATEST_LEGACY, {})
+                return Terms(v.LATEST_LEGACY, {})
             if request.method != "initialize":
                 raise InvalidRequest("The session is not initialized: send initialize first")
-            return Scope(v.LATEST_LEGACY, {})
-        return Scope(session.revision, session.client_capabilities)
+            return Terms(v.LATEST_LEGACY, {})
+        return Terms(session.revision, session.client_capabilities)
 
     def notify(self, session: Session, message: Notification) -> None:
         if message.method == "notifications/cancelled":
@@ -258,7 +258,7 @@ class Server:
 
     # Methods -----------------------------------------------------------------------------------
 
-    async def initialize(self, session: Session, request: Request, scope: Scope) -> dict[str, Any]:
+    async def initialize(self, session: Session, request: Request, terms: Terms) -> dict[str, Any]:
         if session.initialized:
             raise InvalidRequest("The session is already initialized")
         params = request.params
@@ -290,10 +290,10 @@ class Server:
             info.pop("websiteUrl", None)
         return info
 
-    async def ping(self, session: Session, request: Request, scope: Scope) -> dict[str, Any]:
+    async def ping(self, session: Session, request: Request, terms: Terms) -> dict[str, Any]:
         return {}
 
-    async def discover(self, session: Session, request: Request, scope: Scope) -> dict[str, Any]:
+    async def discover(self, session: Session, request: Request, terms: Terms) -> dict[str, Any]:
         result: dict[str, Any] = {
             "supportedVersions": v.supported_modern_values(),
             "capabilities": capabilities(session),
@@ -305,8 +305,8 @@ class Server:
             result["instructions"] = instructions
         return result
 
-    async def list_tools(self, session: Session, request: Request, scope: Scope) -> dict[str, Any]:
-        revision = scope.revision
+    async def list_tools(self, session: Session, request: Request, terms: Terms) -> dict[str, Any]:
+        revision = terms.revision
         snapshot = await catalog.get()
         await permissions.prepare(session.user)
         view = snapshot.view(session.user)
@@ -322,10 +322,10 @@ class Server:
             result["cacheScope"] = "private"
         return result
 
-    async def call_tool(self, session: Session, request: Request, scope: Scope) -> dict[str, Any]:
-        return await Call(session, request, scope.revision, scope.client_capabilities).answer()
+    async def call_tool(self, session: Session, request: Request, terms: Terms) -> dict[str, Any]:
+        return await Call(session, request, terms.revision, terms.client_capabilities).answer()
 
-    async def listen(self, session: Session, request: Request, scope: Scope) -> dict[str, Any]:
+    async def listen(self, session: Session, request: Request, terms: Terms) -> dict[str, Any]:
         wanted = request.params.get("notifications")
         if not isinstance(wanted, dict):
             raise InvalidParams('"notifications" must be an object')

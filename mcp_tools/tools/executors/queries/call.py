@@ -18,7 +18,7 @@ Result = dict[str, Any]
 
 
 @dataclass
-class Call:
+class QueryCall:
     """One call: the tool's spec, the checked arguments, the caller, and every row the caller may reach."""
 
     spec: QuerySpec
@@ -56,7 +56,7 @@ def rows(spec: QuerySpec, queryset: QuerySet[Any]) -> list[dict[str, Any]]:
     return [serialize.row(values) for values in queryset.values(*(r.path for r in spec.output))]
 
 
-def one(call: Call, queryset: QuerySet[Any]) -> Any:
+def one(call: QueryCall, queryset: QuerySet[Any]) -> Any:
     """The row the call names by its lookup field; a missing row and one out of scope read alike."""
     instance = queryset.filter(**{call.spec.lookup.attname: call.plan.lookup_value}).first()
     if instance is None:
@@ -64,6 +64,6 @@ def one(call: Call, queryset: QuerySet[Any]) -> Any:
     return instance
 
 
-def not_found(call: Call) -> ToolError:
+def not_found(call: QueryCall) -> ToolError:
     spec = call.spec
     return ToolError(f"No {spec.model._meta.verbose_name} with {spec.lookup.name}={call.plan.lookup_value!r}.")

@@ -13,7 +13,7 @@ from mcp_tools.conf import mcp_settings
 from mcp_tools.models import ModelQuery
 from mcp_tools.tools.executors.queries import serialize, writes
 from mcp_tools.tools.executors.queries.arguments import Plan, make_cursor
-from mcp_tools.tools.executors.queries.call import Call, Result, in_scope, not_found, rows
+from mcp_tools.tools.executors.queries.call import QueryCall, Result, in_scope, not_found, rows
 from mcp_tools.tools.executors.queries.config import QuerySpec
 from mcp_tools.tools.executors.queries.fields import SEP
 
@@ -26,7 +26,7 @@ def execute(spec: QuerySpec, plan: Plan, arguments: dict[str, Any], user: Any) -
     alias = router.db_for_write(spec.model) if spec.is_write else router.db_for_read(spec.model)
     with transaction.atomic(using=alias):
         _limit_statement_time(alias)
-        return OPERATIONS[spec.operation](Call(spec, plan, arguments, user, in_scope(spec, user).using(alias)))
+        return OPERATIONS[spec.operation](QueryCall(spec, plan, arguments, user, in_scope(spec, user).using(alias)))
 
 
 def _limit_statement_time(alias: str) -> None:
@@ -46,7 +46,7 @@ def _searched(spec: QuerySpec, plan: Plan, queryset: QuerySet[Any]) -> QuerySet[
     return queryset
 
 
-def run_list(call: Call) -> Result:
+def run_list(call: QueryCall) -> Result:
     spec, plan = call.spec, call.plan
     pk = spec.model._meta.pk.name
     # A stable order makes offsets page without gaps or repeats.
@@ -58,18 +58,18 @@ def run_list(call: Call) -> Result:
     return result
 
 
-def run_get(call: Call) -> Result:
+def run_get(call: QueryCall) -> Result:
     found = rows(call.spec, call.queryset.filter(**{call.spec.lookup.attname: call.plan.lookup_value})[:1])
     if not found:
         raise not_found(call)
     return {"results": found, "count": 1}
 
 
-def run_count(call: Call) -> Result:
+def run_count(call: QueryCall) -> Result:
     return {"results": [], "count": _searched(call.spec, call.plan, call.queryset).count()}
 
 
-def run_aggregate(call: Call) -> Result:
+def run_aggregate(call: QueryCall) -> Result:
     plan = call.plan
     queryset = _searched(call.spec, plan, call.queryset).order_by()
     annotations = {name: _metric(name) for name in plan.metrics}
@@ -95,7 +95,7 @@ def _metric(name: str) -> Any:
     return FUNCTIONS[function](path)
 
 
-OPERATIONS: dict[str, Callable[[Call], Result]] = {
+OPERATIONS: dict[str, Callable[[QueryCall], Result]] = {
     Operation.LIST: run_list,
     Operation.GET: run_get,
     Operation.COUNT: run_count,

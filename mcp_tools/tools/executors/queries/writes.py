@@ -14,7 +14,7 @@ from django.db.models.deletion import Collector
 
 from mcp_tools.access import scopes
 from mcp_tools.exceptions import ToolError
-from mcp_tools.tools.executors.queries.call import Call, Result, one, rows
+from mcp_tools.tools.executors.queries.call import QueryCall, Result, one, rows
 from mcp_tools.tools.executors.queries.config import QuerySpec
 from mcp_tools.tools.executors.queries.fields import SEP
 
@@ -22,7 +22,7 @@ NOT_SAVED = "Not saved: the row could not be saved."
 LEAVES_SCOPE = "Not saved: the row would leave the rows you may change."
 
 
-def run_create(call: Call) -> Result:
+def run_create(call: QueryCall) -> Result:
     spec = call.spec
     _check_references(call)
     instance = spec.model(**{_attname(spec, name): value for name, value in call.plan.values.items()})
@@ -32,7 +32,7 @@ def run_create(call: Call) -> Result:
     return _saved(call, instance)
 
 
-def run_update(call: Call) -> Result:
+def run_update(call: QueryCall) -> Result:
     spec, plan = call.spec, call.plan
     if not plan.values:
         raise ToolError(f"Give at least one field to change: {', '.join(f.name for f in spec.writable)}.")
@@ -44,7 +44,7 @@ def run_update(call: Call) -> Result:
     return _saved(call, instance)
 
 
-def run_delete(call: Call) -> Result:
+def run_delete(call: QueryCall) -> Result:
     """Delete the row as Django's admin would: only if the caller may delete everything it takes with it."""
     instance = one(call, call.queryset)
     collector = Collector(using=call.queryset.db, origin=instance)
@@ -107,7 +107,7 @@ def _attname(spec: QuerySpec, name: str) -> str:
     return str(next(f for f in spec.writable if f.name == name).attname)
 
 
-def _check_references(call: Call) -> None:
+def _check_references(call: QueryCall) -> None:
     """A foreign key may only name a row the caller may use; a hidden row and a missing one read alike."""
     for field in call.spec.writable:
         value = call.plan.values.get(field.name)
@@ -134,7 +134,7 @@ def references(spec: QuerySpec, field: models.ForeignKey[Any, Any], user: Any) -
     return queryset
 
 
-def _save(call: Call, instance: Any) -> None:
+def _save(call: QueryCall, instance: Any) -> None:
     writable = {f.name for f in call.spec.writable}
     try:
         instance.full_clean(validate_unique=False, validate_constraints=False)
@@ -168,7 +168,7 @@ def _not_accepted(exc: ValidationError, writable: set[str]) -> str:
     return "Not saved: these values are not accepted."
 
 
-def _saved(call: Call, instance: Any) -> Result:
+def _saved(call: QueryCall, instance: Any) -> Result:
     """The written row as the caller sees it; a write that leaves the caller's scope is undone."""
     found = rows(call.spec, call.queryset.filter(pk=instance.pk))
     if not found:
