@@ -271,3 +271,34 @@ def check_rate_limit_cache(app_configs: Any = None, **kwargs: Any) -> list[check
             id="mcp_tools.W003",
         )
     ]
+
+
+@checks.register(checks.Tags.security)
+def check_permission_classes(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    value = getattr(settings, SETTING_NAME, {})
+    if not isinstance(value, dict) or value.get("PERMISSION_CLASSES", DEFAULTS["PERMISSION_CLASSES"]) != []:
+        return []
+    return [
+        checks.Warning(
+            f"{SETTING_NAME}['PERMISSION_CLASSES'] is empty: every tool is denied to every caller.",
+            hint="Remove the setting to use the defaults, or list the permission classes that grant tools.",
+            id="mcp_tools.W006",
+        )
+    ]
+
+
+@checks.register(checks.Tags.compatibility, deploy=True)
+def check_persistent_connections(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    if not getattr(settings, "ASGI_APPLICATION", None):
+        return []
+    return [
+        checks.Warning(
+            f"DATABASES[{alias!r}] has CONN_MAX_AGE 0 under ASGI: every MCP message that reads the database "
+            "opens and closes a connection.",
+            hint="Set CONN_MAX_AGE (for example 60) and, on PostgreSQL, consider CONN_HEALTH_CHECKS = True.",
+            obj=alias,
+            id="mcp_tools.W007",
+        )
+        for alias, config in settings.DATABASES.items()
+        if not config.get("CONN_MAX_AGE", 0)
+    ]

@@ -281,3 +281,34 @@ def test_manage_py_check_runs_the_database_checks_only_when_asked(capsys):
 
     assert "mcp_tools.W004" not in plain.out + plain.err
     assert "history: (mcp_tools.W004) Tool 'history' reaches admin.LogEntry" in with_database.err
+
+
+def test_empty_permission_classes_are_a_warning_that_every_tool_is_denied(settings: Any) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "PERMISSION_CLASSES": []}
+    assert [m for m in mcp_checks() if m.id == "mcp_tools.W006"] == [
+        checks.Warning(
+            "MCP_TOOLS['PERMISSION_CLASSES'] is empty: every tool is denied to every caller.",
+            hint="Remove the setting to use the defaults, or list the permission classes that grant tools.",
+            id="mcp_tools.W006",
+        )
+    ]
+
+
+def test_a_database_without_persistent_connections_under_asgi_is_a_deployment_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from django.conf import settings
+
+    # Edited in place: overriding DATABASES itself would warn that connections do not follow.
+    monkeypatch.setitem(settings.DATABASES["default"], "CONN_MAX_AGE", 0)
+    warning = checks.Warning(
+        "DATABASES['default'] has CONN_MAX_AGE 0 under ASGI: every MCP message that reads the database "
+        "opens and closes a connection.",
+        hint="Set CONN_MAX_AGE (for example 60) and, on PostgreSQL, consider CONN_HEALTH_CHECKS = True.",
+        obj="default",
+        id="mcp_tools.W007",
+    )
+    assert [m for m in mcp_checks(include_deployment_checks=True) if m.id == "mcp_tools.W007"] == [warning]
+    assert [m for m in mcp_checks() if m.id == "mcp_tools.W007"] == []
+    monkeypatch.setitem(settings.DATABASES["default"], "CONN_MAX_AGE", 60)
+    assert [m for m in mcp_checks(include_deployment_checks=True) if m.id == "mcp_tools.W007"] == []
