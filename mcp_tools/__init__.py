@@ -24,6 +24,7 @@ _PUBLIC = {
     "IsAuthenticated": "mcp_tools.access.permissions",
     "HasToolGrant": "mcp_tools.access.permissions",
     "HasModelPermissions": "mcp_tools.access.permissions",
+    "IsStaffUser": "mcp_tools.access.permissions",
     "mcp_settings": "mcp_tools.conf",
 }
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "HasModelPermissions",
     "HasToolGrant",
     "IsAuthenticated",
+    "IsStaffUser",
     "ToolError",
     "ToolResult",
     "__version__",
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
         HasModelPermissions,
         HasToolGrant,
         IsAuthenticated,
+        IsStaffUser,
     )
     from mcp_tools.access.scopes import query_scope, scoped
     from mcp_tools.conf import mcp_settings

@@ -538,3 +538,41 @@ async def test_instructions_naming_a_tool_are_withheld_from_callers_who_may_not_
         heard[name] = (initialized.get("instructions"), discovered.get("instructions"))
 
     assert heard == {name: (text, text) if name in told else (None, None) for name in heard}
+
+
+# Combined permission classes ----------------------------------------------------------------------
+
+
+class NamedOpen(BasePermission):
+    """A site's own rule: the tool named "open"."""
+
+    def has_permission(self, user: Any, tool: Any) -> bool:
+        return tool.name == "open"
+
+
+ONLY_OPEN = permissions.IsAuthenticated & NamedOpen
+GRANTED_OR_STAFF = permissions.IsAuthenticated & (permissions.HasToolGrant | permissions.IsStaffUser)
+ALL_BUT_OPEN = permissions.IsAuthenticated & ~NamedOpen
+
+
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        ("ONLY_OPEN", {"alice": ["open"], "staff": ["open"], "carol": ["open"]}),
+        ("GRANTED_OR_STAFF", {"alice": GRANTED_TO_ALICE, "staff": EVERY_ENABLED_TOOL, "carol": ["open"]}),
+        (
+            "ALL_BUT_OPEN",
+            {
+                "alice": ["hidden", "mine", "sales"],
+                "staff": ["hidden", "mine", "sales"],
+                "carol": ["hidden", "mine", "sales"],
+            },
+        ),
+    ],
+)
+async def test_permission_classes_combine_with_and_or_and_not(session, granted, settings, rule, expected):
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "PERMISSION_CLASSES": [f"tests.test_grants.{rule}"]}
+
+    seen = {name: await names(await session(name)) for name in expected}
+
+    assert seen == expected

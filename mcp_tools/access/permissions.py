@@ -1,8 +1,12 @@
-"""Who may see and call which tool: small permission classes chosen by dotted path, deny by default."""
+"""Who may see and call which tool: small permission classes chosen by dotted path, deny by default.
+
+Classes combine as in DRF: ``IsAuthenticated & (HasToolGrant | IsStaffUser)``, ``~ReadOnlyTools``; the
+result is named in ``PERMISSION_CLASSES`` like any class (``"myapp.permissions.MCP_RULE"``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -10,11 +14,56 @@ from channels.db import database_sync_to_async
 from mcp_tools.conf import mcp_settings
 
 
-class BasePermission:
+class Composable(type):
+    """Lets permission classes (and their combinations) be joined with ``&``, ``|`` and ``~``."""
+
+    def __and__(cls, other: Any) -> Combined:
+        return Combined(all, cls, other)
+
+    def __or__(cls, other: Any) -> Combined:  # type: ignore[override]
+        return Combined(any, cls, other)
+
+    def __invert__(cls) -> Combined:
+        return Combined(_none, cls)
+
+
+class BasePermission(metaclass=Composable):
     """Answers one question: may ``user`` list and call ``tool``?"""
 
     def has_permission(self, user: Any, tool: Any) -> bool:
         return False
+
+
+class Combined:
+    """Permission classes joined by an operator; calling it gives a permission, as calling a class does."""
+
+    def __init__(self, join: Callable[[Iterable[bool]], bool], *operands: Any) -> None:
+        self.join, self.operands = join, operands
+
+    def __call__(self) -> BasePermission:
+        return Joined(self.join, [operand() for operand in self.operands])
+
+    def __and__(self, other: Any) -> Combined:
+        return Combined(all, self, other)
+
+    def __or__(self, other: Any) -> Combined:
+        return Combined(any, self, other)
+
+    def __invert__(self) -> Combined:
+        return Combined(_none, self)
+
+
+class Joined(BasePermission):
+    def __init__(self, join: Callable[[Iterable[bool]], bool], permissions: list[BasePermission]) -> None:
+        self.join, self.permissions = join, permissions
+
+    def has_permission(self, user: Any, tool: Any) -> bool:
+        # A generator, so that & and | stop at the first operand that decides, as in DRF.
+        return self.join(permission.has_permission(user, tool) for permission in self.permissions)
+
+
+def _none(answers: Iterable[bool]) -> bool:
+    return not any(answers)
 
 
 class IsAuthenticated(BasePermission):
@@ -22,6 +71,13 @@ class IsAuthenticated(BasePermission):
 
     def has_permission(self, user: Any, tool: Any) -> bool:
         return may_connect(user)
+
+
+class IsStaffUser(BasePermission):
+    """Active staff users (``is_staff``)."""
+
+    def has_permission(self, user: Any, tool: Any) -> bool:
+        return bool(getattr(user, "is_active", False) and getattr(user, "is_staff", False))
 
 
 class AllowAny(BasePermission):
