@@ -29,6 +29,7 @@ lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy mcp_tools
+	$(BIN)/lint-imports --no-cache
 
 conformance-suite:
 	npm install --prefix $(CONFORMANCE_DIR) --no-audit --no-fund --save-exact $(CONFORMANCE_PACKAGES)

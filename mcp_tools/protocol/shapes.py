@@ -7,7 +7,7 @@ from typing import Any
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.versions import Revision
 from mcp_tools.tools.content import CallResult
-from mcp_tools.tools.entries import ToolSpec
+from mcp_tools.tools.spec import ToolSpec
 
 ANNOTATION_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 
