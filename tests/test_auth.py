@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from datetime import timedelta
 from typing import Any
 
@@ -13,7 +14,16 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 from django.utils import timezone
 
-from mcp_tools.access.authentication import AuthenticationFailed, authenticate, bearer_token, header, user_for_token
+from mcp_tools.access import authentication
+from mcp_tools.access.authentication import (
+    AuthenticationFailed,
+    RecentTokens,
+    authenticate,
+    bearer_token,
+    forget_tokens,
+    header,
+    user_for_token,
+)
 from mcp_tools.exceptions import INVALID_REQUEST
 from mcp_tools.models import AccessToken
 from mcp_tools.transports.origins import allowed_hosts, connection_origin, host_allowed, origin_allowed, scope_problem
@@ -546,3 +556,77 @@ def test_a_recently_seen_token_is_answered_from_memory_until_it_is_revoked(setti
     first_token.delete()
     with pytest.raises(AuthenticationFailed):
         user_for_token(token)
+
+
+def test_a_full_token_cache_drops_the_token_used_longest_ago() -> None:
+    recent = RecentTokens(limit=2)
+    for digest in ("a", "b"):
+        recent.put(digest, f"user-{digest}", f"token-{digest}", ttl=60, generation=recent.generation)
+
+    assert recent.get("a") == ("user-a", "token-a")
+    recent.put("c", "user-c", "token-c", ttl=60, generation=recent.generation)
+
+    assert (len(recent), "a" in recent, "b" in recent, "c" in recent) == (2, True, False, True)
+
+
+def test_a_remembered_token_past_its_seconds_is_a_miss_and_is_dropped() -> None:
+    recent = RecentTokens(limit=2)
+    recent.put("a", "user-a", "token-a", ttl=0, generation=recent.generation)
+
+    assert (recent.get("a"), "a" in recent) == (None, False)
+
+
+def test_a_lookup_that_began_before_the_cache_was_cleared_is_not_remembered() -> None:
+    recent = RecentTokens(limit=2)
+    began = recent.generation
+
+    recent.clear()
+    recent.put("a", "user-a", "token-a", ttl=60, generation=began)
+
+    assert (recent.get("a"), len(recent)) == (None, 0)
+
+
+def test_the_token_cache_stays_within_its_limit_under_concurrent_use() -> None:
+    recent = RecentTokens(limit=50)
+    failures: list[BaseException] = []
+
+    def churn(worker: int) -> None:
+        try:
+            for number in range(2000):
+                digest = f"{worker}-{number % 80}"
+                recent.put(digest, worker, number, ttl=60, generation=recent.generation)
+                recent.get(f"{worker}-{(number * 7) % 80}")
+                if number % 500 == 0:
+                    recent.clear()
+        except BaseException as exc:  # reported below, in the test's own thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=churn, args=(worker,)) for worker in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(TIMEOUT)
+
+    assert (failures, any(thread.is_alive() for thread in threads), len(recent) <= 50) == ([], False, True)
+
+
+@pytest.mark.django_db
+def test_a_full_token_cache_keeps_the_tokens_clients_keep_using(
+    settings: Any, user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "TOKEN_CACHE_SECONDS": 60}
+    monkeypatch.setattr(authentication._recent, "limit", 2)
+    forget_tokens()
+    busy, idle, newcomer = (AccessToken.objects.issue(user, name=name)[1] for name in ("busy", "idle", "new"))
+    for raw in (busy, idle, busy, newcomer):
+        user_for_token(raw)
+
+    with CaptureQueriesContext(connection) as busy_again:
+        user_for_token(busy)
+    with CaptureQueriesContext(connection) as idle_again:
+        user_for_token(idle)
+
+    assert (len(busy_again), len(idle_again) > 0) == (0, True)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from datetime import timedelta
 from typing import Any
 
@@ -35,8 +37,63 @@ def bearer_token(scope: dict[str, Any]) -> str | None:
     return credentials.strip()
 
 
-_recent: dict[str, tuple[float, Any, Any]] = {}
 RECENT_LIMIT = 10_000
+
+
+class RecentTokens:
+    """Tokens seen in the last TOKEN_CACHE_SECONDS, with their users, least recently used first.
+
+    One per process, holding at most ``limit`` tokens: a full cache drops the token used longest ago, so the
+    clients that keep calling keep their place. Lookups run in database worker threads and ``clear`` runs
+    wherever a change is saved, hence the lock. ``generation`` counts the clears: a lookup that read the
+    database before a clear must not store what it read after it.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.generation = 0
+        self._entries: OrderedDict[str, tuple[float, Any, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, digest: str) -> bool:
+        return digest in self._entries
+
+    def get(self, digest: str) -> tuple[Any, Any] | None:
+        """The (user, token) remembered for ``digest`` and not yet stale, now the most recently used."""
+        with self._lock:
+            entry = self._entries.get(digest)
+            if entry is None:
+                return None
+            if entry[0] <= time.monotonic():
+                del self._entries[digest]
+                return None
+            self._entries.move_to_end(digest)
+        return entry[1], entry[2]
+
+    def put(self, digest: str, user: Any, token: Any, *, ttl: float, generation: int) -> None:
+        """Remember ``digest`` for ``ttl`` seconds, unless the cache was cleared since ``generation``."""
+        with self._lock:
+            if generation != self.generation:
+                return
+            self._entries[digest] = (time.monotonic() + ttl, user, token)
+            self._entries.move_to_end(digest)
+            while len(self._entries) > self.limit:
+                self._entries.popitem(last=False)
+
+    def discard(self, digest: str) -> None:
+        with self._lock:
+            self._entries.pop(digest, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.generation += 1
+
+
+_recent = RecentTokens(RECENT_LIMIT)
 
 
 def user_for_token(raw: str) -> tuple[Any, Any]:
@@ -49,18 +106,17 @@ def user_for_token(raw: str) -> tuple[Any, Any]:
 
     digest = hash_token(raw)
     remembered = _recent.get(digest)
-    if remembered is not None and remembered[0] > time.monotonic() and not remembered[2].is_expired:
-        return remembered[1], remembered[2]
+    if remembered is not None and not remembered[1].is_expired:
+        return remembered
+    generation = _recent.generation
     token = AccessToken.objects.select_related("user").filter(digest=digest).first()
     if token is None or token.is_expired or not token.user.is_active:
-        _recent.pop(digest, None)
+        _recent.discard(digest)
         raise AuthenticationFailed("The access token is invalid or expired.")
     _touch(token)
     ttl = float(mcp_settings.TOKEN_CACHE_SECONDS)
     if ttl > 0:
-        if len(_recent) >= RECENT_LIMIT:
-            _recent.clear()
-        _recent[digest] = (time.monotonic() + ttl, token.user, token)
+        _recent.put(digest, token.user, token, ttl=ttl, generation=generation)
     return token.user, token
 
 
