@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
@@ -18,6 +17,7 @@ from mcp_tools.protocol.errors import error_response
 from mcp_tools.protocol.jsonrpc import encode
 from mcp_tools.server.dispatch import server
 from mcp_tools.server.session import Session
+from mcp_tools.transports.channels_adapter import DirectDispatch
 from mcp_tools.transports.origins import scope_problem
 from mcp_tools.transports.outbox import Outbox
 
@@ -30,21 +30,13 @@ CLOSE_NOT_READING = 1008  # policy violation: the client leaves more than MAX_UN
 _closing: set[asyncio.Task[None]] = set()
 
 
-class MCPWebsocketConsumer(AsyncWebsocketConsumer):
-    """Serves one MCP session per WebSocket connection."""
+class MCPWebsocketConsumer(DirectDispatch, AsyncWebsocketConsumer):
+    """Serves one MCP session per WebSocket connection; frames reach their handlers without a database hop."""
 
     # No channel per connection: change events reach sessions through this process's hub.
     channel_layer_alias = "mcp_tools.none"
     session: Session | None = None
     outbox: Outbox | None = None
-
-    async def dispatch(self, message: dict[str, Any]) -> None:
-        # Channels closes old DB connections before every message through a thread hop; every ORM
-        # call here already goes through database_sync_to_async, which does that itself.
-        handler = getattr(self, get_handler_name(message), None)
-        if handler is None:
-            raise ValueError(f"No handler for message type {message['type']}")
-        await handler(message)
 
     async def connect(self) -> None:
         problem = scope_problem(self.scope)
