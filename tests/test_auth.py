@@ -21,12 +21,18 @@ from mcp_tools.access.authentication import (
     authenticate,
     bearer_token,
     forget_tokens,
-    header,
     user_for_token,
 )
 from mcp_tools.exceptions import INVALID_REQUEST
 from mcp_tools.models import AccessToken
-from mcp_tools.transports.origins import allowed_hosts, connection_origin, host_allowed, origin_allowed, scope_problem
+from mcp_tools.transports.http_request import connection_request
+from mcp_tools.transports.origins import (
+    allowed_hosts,
+    connection_origin,
+    connection_problem,
+    host_allowed,
+    origin_allowed,
+)
 from tests.conftest import TIMEOUT, WSClient, db_call, ws_headers
 
 HOST = (b"host", b"testserver")
@@ -47,6 +53,11 @@ def scope(*headers: tuple[bytes, bytes], user: Any = None) -> dict[str, Any]:
     if user is not None:
         built["user"] = user
     return built
+
+
+def handshake_request(*headers: tuple[bytes, bytes], user: Any = None) -> Any:
+    """Django's request for a WebSocket handshake with these headers (and session user)."""
+    return connection_request(scope(*headers, user=user))
 
 
 def bearer(raw: str) -> tuple[bytes, bytes]:
@@ -335,6 +346,16 @@ class TestDenialResponse:
         }
         assert body == {"type": "websocket.http.response.body", "body": rpc_error("Invalid Origin header")}
 
+    async def test_a_handshake_django_cannot_read_gets_400(self, token, tools):
+        start, body = await denial([*ws_headers(token), (b"content-type", b"text/plain; charset*=x''y")])
+
+        assert (start["status"], body["body"]) == (400, rpc_error("Malformed request headers"))
+
+    async def test_a_host_sent_twice_is_refused_whatever_the_first_says(self, token, tools):
+        start, body = await denial([*ws_headers(token), (b"host", b"evil.example")])
+
+        assert (start["status"], body["body"]) == (403, rpc_error("Invalid Host header"))
+
     async def test_a_foreign_host_gets_403(self, token, tools):
         start, body = await denial([(b"host", b"evil.example"), bearer(token)])
 
@@ -342,12 +363,6 @@ class TestDenialResponse:
 
 
 # mcp_tools.access.authentication --------------------------------------------------------------------------
-
-
-def test_header_matches_names_case_insensitively_and_returns_the_first():
-    found = header(scope((b"X-Thing", b"one"), (b"x-thing", b"two")), b"x-thing")
-
-    assert found == "one"
 
 
 @pytest.mark.parametrize(
@@ -360,17 +375,17 @@ def test_header_matches_names_case_insensitively_and_returns_the_first():
     ],
 )
 def test_bearer_token_reads_the_authorization_header(value, expected):
-    assert bearer_token(scope((b"authorization", value.encode()))) == expected
+    assert bearer_token(handshake_request((b"authorization", value.encode()))) == expected
 
 
 def test_bearer_token_is_none_without_an_authorization_header():
-    assert bearer_token(scope(HOST)) is None
+    assert bearer_token(handshake_request(HOST)) is None
 
 
 @pytest.mark.parametrize("value", ["Basic YWxpY2U6cHc=", "Bearer", "Bearer   ", "abc", ""])
 def test_bearer_token_refuses_other_schemes_and_empty_credentials(value):
     with pytest.raises(AuthenticationFailed) as caught:
-        bearer_token(scope((b"authorization", value.encode())))
+        bearer_token(handshake_request((b"authorization", value.encode())))
 
     assert str(caught.value) == BAD_SCHEME
 
@@ -432,17 +447,17 @@ def test_last_used_at_is_written_again_once_the_interval_has_passed(user, token)
 def test_authenticate_prefers_the_bearer_token_over_the_scope_user(user, token, django_user_model):
     bob = django_user_model.objects.create_user("bob")
 
-    assert authenticate(scope(bearer(token), user=bob)) == (user, AccessToken.objects.get())
+    assert authenticate(handshake_request(bearer(token), user=bob)) == (user, AccessToken.objects.get())
 
 
 @pytest.mark.django_db
 def test_authenticate_returns_an_authenticated_scope_user_without_a_token(user):
-    assert authenticate(scope(HOST, user=user)) == (user, None)
+    assert authenticate(handshake_request(HOST, user=user)) == (user, None)
 
 
 @pytest.mark.parametrize("scope_user", [None, AnonymousUser()])
 def test_authenticate_returns_an_anonymous_user_without_credentials(scope_user):
-    found_user, found_token = authenticate(scope(HOST, user=scope_user))
+    found_user, found_token = authenticate(handshake_request(HOST, user=scope_user))
 
     assert (found_user.is_anonymous, found_token) == (True, None)
 
@@ -485,26 +500,26 @@ def test_host_allowed_checks_allowed_hosts(host, allowed):
 def test_origin_allowed_compares_scheme_host_and_port_with_the_connection(secure, host, origin, allowed):
     connection = {"type": "http", "scheme": "https" if secure else "http", "headers": [(b"host", host.encode())]}
 
-    assert origin_allowed(origin, connection) is allowed
+    assert origin_allowed(origin, connection_request(connection)) is allowed
 
 
 def test_origin_allowed_admits_every_origin_with_a_wildcard(settings):
     mcp_tools_setting(settings, ALLOWED_ORIGINS=["*"])
 
-    assert [origin_allowed(o, scope(HOST)) for o in ("http://evil.example", "null")] == [True, True]
+    assert [origin_allowed(o, handshake_request(HOST)) for o in ("http://evil.example", "null")] == [True, True]
 
 
 def test_origin_allowed_ignores_entries_that_are_not_full_origins(settings):
     mcp_tools_setting(settings, ALLOWED_ORIGINS=["evil.example", ".evil.example", "http://.evil.example"])
     settings.CSRF_TRUSTED_ORIGINS = ["evil.example"]
 
-    assert origin_allowed("http://evil.example", scope(HOST)) is False
+    assert origin_allowed("http://evil.example", handshake_request(HOST)) is False
 
 
 def test_allowed_origins_that_is_not_a_list_trusts_nothing(settings):
     mcp_tools_setting(settings, ALLOWED_ORIGINS="https://*.evil.example")
 
-    assert origin_allowed("https://a.evil.example", scope(HOST)) is False
+    assert origin_allowed("https://a.evil.example", handshake_request(HOST)) is False
 
 
 @pytest.mark.parametrize(
@@ -514,14 +529,14 @@ def test_allowed_origins_that_is_not_a_list_trusts_nothing(settings):
 def test_connection_origin_is_the_scheme_of_the_connection_and_its_host(scope_scheme, kind, expected):
     connection = {"type": kind, "scheme": scope_scheme, "headers": [(b"host", b"[::1]:8000")]}
 
-    assert connection_origin(connection) == f"{expected}://[::1]:8000"
+    assert connection_origin(connection_request(connection)) == f"{expected}://[::1]:8000"
 
 
 def test_a_misconfigured_secure_proxy_ssl_header_is_reported_like_django_does(settings):
     settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO",)
 
     with pytest.raises(ImproperlyConfigured, match="SECURE_PROXY_SSL_HEADER"):
-        origin_allowed("http://testserver", scope(HOST))
+        origin_allowed("http://testserver", handshake_request(HOST))
 
 
 @pytest.mark.parametrize(
@@ -535,8 +550,8 @@ def test_a_misconfigured_secure_proxy_ssl_header_is_reported_like_django_does(se
         ([], "host"),
     ],
 )
-def test_scope_problem_names_what_to_refuse(headers, problem):
-    assert scope_problem(scope(*headers)) == problem
+def test_connection_problem_names_what_to_refuse(headers, problem):
+    assert connection_problem(handshake_request(*headers)) == problem
 
 
 @pytest.mark.django_db

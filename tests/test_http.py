@@ -388,6 +388,11 @@ class TestGuards:
 
         assert (reply.status, reply.json()) == (406, error(INVALID_REQUEST, "Accept must include application/json"))
 
+    async def test_a_malformed_content_type_parameter_is_refused_with_400(self, session):
+        reply = await session.send(request(1, "ping"), headers={"content-type": "application/json; charset*=x''y"})
+
+        assert (reply.status, reply.json()) == (400, error(INVALID_REQUEST, "Malformed request headers"))
+
     @pytest.mark.parametrize(
         ("body", "expected"),
         [
@@ -464,6 +469,13 @@ class TestAuthentication:
 
         assert (reply.status, reply.headers) == (401, {**JSON, "www-authenticate": 'Bearer realm="mcp"'})
         assert reply.json() == error(INVALID_REQUEST, message)
+
+    async def test_an_oversized_body_is_refused_with_413_before_credentials_are_looked_at(self, http, settings):
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "MAX_MESSAGE_BYTES": 100}
+
+        reply = await http.send(chunks=[b"x" * 101], headers={"authorization": "Bearer mcp_not-a-token"})
+
+        assert (reply.status, reply.json()) == (413, error(INVALID_REQUEST, "Message larger than 100 bytes"))
 
     async def test_a_logged_in_session_cookie_authenticates_the_caller(self, user, tools):
         browser = HttpClient()

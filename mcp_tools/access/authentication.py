@@ -1,4 +1,7 @@
-"""Who is calling: bearer tokens first, then the Django session user from the scope."""
+"""Who is calling: bearer tokens first, then the site's DRF authentication classes, then the session user.
+
+Each reads Django's request for the connection: an HTTP request, or the handshake of a WebSocket.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,8 @@ from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
+from django.core.handlers.asgi import ASGIRequest
+from django.http import HttpRequest
 from django.utils import timezone
 
 from mcp_tools.conf import mcp_settings
@@ -19,16 +24,9 @@ class AuthenticationFailed(MCPError):
     """Credentials were presented and are not valid (answered 401)."""
 
 
-def header(scope: dict[str, Any], name: bytes) -> str | None:
-    for key, value in scope.get("headers", ()):
-        if key.lower() == name:
-            return str(value.decode("latin-1"))
-    return None
-
-
-def bearer_token(scope: dict[str, Any]) -> str | None:
+def bearer_token(request: HttpRequest) -> str | None:
     """The token of an ``Authorization: Bearer`` header; AuthenticationFailed for other schemes."""
-    value = header(scope, b"authorization")
+    value = request.headers.get("Authorization")
     if value is None:
         return None
     scheme, _, credentials = value.strip().partition(" ")
@@ -133,49 +131,42 @@ def _touch(token: Any) -> None:
         token.last_used_at = now
 
 
-def authenticate(scope: dict[str, Any]) -> tuple[Any, Any]:
-    """Resolve the caller of a connection scope (sync; call through database_sync_to_async).
+def authenticate(request: ASGIRequest) -> tuple[Any, Any]:
+    """Resolve the caller of a connection (sync; call through database_sync_to_async).
 
     MCP access tokens first; then the site's DRF authentication classes (AUTHENTICATION_CLASSES), so
-    existing TokenAuthentication or JWT credentials work; then the Django session user.
+    existing TokenAuthentication or JWT credentials work; then the Django session user, which Channels'
+    ``AuthMiddlewareStack`` puts in the scope.
     """
-    if mcp_settings.AUTHENTICATION_CLASSES and not _carries_mcp_token(scope):
-        return drf_authenticate(scope)
-    raw = bearer_token(scope)
+    if mcp_settings.AUTHENTICATION_CLASSES and not _carries_mcp_token(request):
+        return drf_authenticate(request)
+    raw = bearer_token(request)
     if raw is not None:
         return user_for_token(raw)
-    user = scope.get("user")
+    user = request.scope.get("user")
     if user is not None and getattr(user, "is_authenticated", False):
         return user, None
     return AnonymousUser(), None
 
 
-def _carries_mcp_token(scope: dict[str, Any]) -> bool:
+def _carries_mcp_token(request: HttpRequest) -> bool:
     """Whether the Authorization header holds one of our tokens (or there is no header at all)."""
     from mcp_tools.models import AccessToken
 
-    value = header(scope, b"authorization")
+    value = request.headers.get("Authorization")
     return value is None or value.strip().lower().startswith(f"bearer {AccessToken.PREFIX}")
 
 
-def drf_authenticate(scope: dict[str, Any]) -> tuple[Any, Any]:
-    """Try each configured DRF authentication class on the scope's headers."""
-    from django.http import HttpRequest
+def drf_authenticate(request: HttpRequest) -> tuple[Any, Any]:
+    """Try each configured DRF authentication class on the connection's request, as a DRF view would."""
     from rest_framework import exceptions
     from rest_framework.request import Request
 
-    django_request = HttpRequest()
-    django_request.method = "GET"
-    for key, value in scope.get("headers", ()):
-        name = key.decode("latin-1").upper().replace("-", "_")
-        django_request.META[name if name in ("CONTENT_TYPE", "CONTENT_LENGTH") else f"HTTP_{name}"] = value.decode(
-            "latin-1"
-        )
     authenticators = [cls() for cls in mcp_settings.imported("AUTHENTICATION_CLASSES")]
-    request = Request(django_request, authenticators=authenticators)
+    drf_request = Request(request, authenticators=authenticators)
     try:
         for authenticator in authenticators:
-            found = authenticator.authenticate(request)
+            found = authenticator.authenticate(drf_request)
             if found is not None:
                 user, _auth = found
                 if not getattr(user, "is_active", False):

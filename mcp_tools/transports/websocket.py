@@ -18,7 +18,8 @@ from mcp_tools.protocol.jsonrpc import encode
 from mcp_tools.server.dispatch import server
 from mcp_tools.server.session import Session
 from mcp_tools.transports.channels_adapter import DirectDispatch
-from mcp_tools.transports.origins import scope_problem
+from mcp_tools.transports.http_request import connection_request
+from mcp_tools.transports.origins import connection_problem
 from mcp_tools.transports.outbox import Outbox
 
 SUBPROTOCOL = "mcp"
@@ -39,12 +40,17 @@ class MCPWebsocketConsumer(DirectDispatch, AsyncWebsocketConsumer):
     outbox: Outbox | None = None
 
     async def connect(self) -> None:
-        problem = scope_problem(self.scope)
+        try:
+            handshake = connection_request(self.scope)
+        except InvalidRequest as exc:
+            await self.refuse(400, exc.message)
+            return
+        problem = connection_problem(handshake)
         if problem is not None:
             await self.refuse(403, f"Invalid {problem.capitalize()} header")
             return
         try:
-            user, token = await database_sync_to_async(authenticate)(self.scope)
+            user, token = await database_sync_to_async(authenticate)(handshake)
         except AuthenticationFailed as exc:
             await self.refuse(401, str(exc))
             return
