@@ -1,4 +1,4 @@
-"""Django's request for a connection, the routing-header count, and the capped body read."""
+"""Django's request for a connection, the routing-header count, Accept with q=0, and the capped body read."""
 
 from __future__ import annotations
 
@@ -8,11 +8,15 @@ import pytest
 from django.core.handlers.asgi import ASGIRequest
 
 from mcp_tools.exceptions import InvalidRequest
-from mcp_tools.transports.http_request import HTTPError, HTTPRequest, connection_request, duplicated_header
+from mcp_tools.transports.http_request import HTTPError, HTTPRequest, acceptable, connection_request, duplicated_header
 
 
 def http_scope(*headers: tuple[bytes, bytes], method: str = "POST") -> dict[str, Any]:
     return {"type": "http", "method": method, "path": "/mcp", "scheme": "http", "headers": list(headers)}
+
+
+def with_accept(value: str) -> ASGIRequest:
+    return connection_request(http_scope((b"accept", value.encode())))
 
 
 # connection_request ---------------------------------------------------------------------------------------
@@ -71,6 +75,35 @@ def test_headers_django_cannot_read_are_an_invalid_request(scope: dict[str, Any]
 )
 def test_duplicated_header_names_a_routing_header_sent_twice(headers: list[Any], found: str | None) -> None:
     assert duplicated_header(http_scope(*headers)) == found
+
+
+# acceptable ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("accept", "json", "sse"),
+    [
+        ("application/json, text/event-stream", True, True),
+        ("*/*", True, True),
+        ("application/*", True, False),
+        ("text/event-stream;q=0, */*", True, False),
+        ("application/json;q=0, */*", False, True),
+        ("*/*;q=0", False, False),
+        ("text/*;q=0, text/event-stream", False, True),
+        ("text/event-stream;q=0.0, text/*", False, False),
+        ("application/json;q=0.5, text/event-stream", True, True),
+        ("application/json; a*=bogus''x", False, False),
+    ],
+)
+def test_acceptable_follows_django_and_refuses_types_ruled_out_with_q0(accept: str, json: bool, sse: bool) -> None:
+    request = with_accept(accept)
+
+    assert (acceptable(request, "application/json"), acceptable(request, "text/event-stream")) == (json, sse)
+
+
+def test_django_itself_still_accepts_a_type_ruled_out_with_q0() -> None:
+    # The reason acceptable() exists; when Django refuses it too, acceptable() can become accepts().
+    assert with_accept("text/event-stream;q=0, */*").accepts("text/event-stream") is True
 
 
 # HTTPRequest.read_body ------------------------------------------------------------------------------------

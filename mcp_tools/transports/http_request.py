@@ -1,8 +1,8 @@
 """The request a connection arrives with, as Django reads it, and the streaming HTTP exchange around it.
 
 ``connection_request`` turns any connection scope (an HTTP request, a WebSocket handshake) into Django's
-own ``ASGIRequest``: every transport and authentication read headers, content type and scheme through
-it. ``HTTPRequest`` adds what a streaming consumer needs and Django's request does not do.
+own ``ASGIRequest``: every transport and authentication read headers, content type, Accept and scheme
+through it. ``HTTPRequest`` adds what a streaming consumer needs and Django's request does not do.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from functools import cached_property
 from typing import IO, Any
 
 from django.core.handlers.asgi import ASGIRequest
-from django.http.request import HttpHeaders
+from django.http import HttpRequest
+from django.http.request import HttpHeaders, MediaType
 
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import InvalidRequest, ProtocolError
@@ -55,6 +56,26 @@ def duplicated_header(scope: Mapping[str, Any], names: tuple[bytes, ...] = ROUTI
     return None
 
 
+def acceptable(request: HttpRequest, media_type: str) -> bool:
+    """Whether the request's Accept header admits ``media_type``: Django's ``accepts()``, minus ``q=0``.
+
+    Django 5.2 drops ``q=0`` ranges before it matches, so ``text/event-stream;q=0, */*`` still admits an
+    event stream through ``*/*``. RFC 9110 (section 12.5.1) gives a type the quality of the most specific
+    range that matches it, so here the type is refused when the most specific ranges matching it all say
+    ``q=0``. Ranges are parsed with Django's own ``MediaType``, so both checks read the header alike.
+    """
+    try:
+        if not request.accepts(media_type):
+            return False
+        wanted = MediaType(media_type)
+        ranges = request.headers.get("Accept", "*/*").split(",")
+        matching = [MediaType(item) for item in ranges if wanted.match(item)]
+    except ValueError:  # a parameter Django cannot decode: the header admits nothing
+        return False
+    most_specific = max(item.specificity for item in matching)
+    return any(item.quality > 0 for item in matching if item.specificity == most_specific)
+
+
 class HTTPError(Exception):
     """Ends a request with ``status`` and the JSON-RPC error response for ``error``."""
 
@@ -67,9 +88,9 @@ class HTTPError(Exception):
 class HTTPRequest:
     """One request to the Streamable HTTP endpoint: Django's request, and the ASGI channel it came on.
 
-    ``django`` is a real ``ASGIRequest`` built from the scope; headers and content type are read through
-    it, and DRF authentication classes receive it. The rest is here because Django's request does not fit
-    a consumer that answers as it goes. Django's ASGI handler and Channels' ``AsyncHttpConsumer``
+    ``django`` is a real ``ASGIRequest`` built from the scope; headers, content type and Accept are read
+    through it, and DRF authentication classes receive it. The rest is here because Django's request does
+    not fit a consumer that answers as it goes. Django's ASGI handler and Channels' ``AsyncHttpConsumer``
     both read the whole body before any code runs, with no limit while reading; ``read_body`` reads it
     chunk by chunk and answers 413 before holding more than MAX_MESSAGE_BYTES, then hands it to the
     Django request. And an SSE response must notice ``http.disconnect`` while it streams, which only the
@@ -103,17 +124,14 @@ class HTTPRequest:
         return duplicated_header(self.scope)
 
     @cached_property
-    def _accepted_kinds(self) -> set[str]:
-        return {part.split(";")[0].strip().lower() for part in self.headers.get("Accept", "").split(",")}
-
-    @cached_property
     def accepts_json(self) -> bool:
-        accepted = {"application/json", "application/*", "*/*"}
-        return not self.headers.get("Accept") or bool(self._accepted_kinds & accepted)
+        # A client that names no types takes any; one that names some must admit JSON.
+        return not self.headers.get("Accept") or acceptable(self.django, "application/json")
 
     @cached_property
     def accepts_sse(self) -> bool:
-        return bool(self._accepted_kinds & {"text/event-stream", "text/*", "*/*"})
+        # An event stream only for a client that asks for one: without an Accept header, answers are JSON.
+        return bool(self.headers.get("Accept")) and acceptable(self.django, "text/event-stream")
 
     async def read_body(self) -> bytes:
         """The body, read once: 413 past MAX_MESSAGE_BYTES, 400 when the client leaves while sending it."""
