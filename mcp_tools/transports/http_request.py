@@ -67,9 +67,11 @@ def acceptable(request: HttpRequest, media_type: str) -> bool:
     try:
         if not request.accepts(media_type):
             return False
+        header = request.headers.get("Accept", "*/*")
+        if ";" not in header:  # no range has a q=0 parameter: Django's answer stands, without a second parse
+            return True
         wanted = MediaType(media_type)
-        ranges = request.headers.get("Accept", "*/*").split(",")
-        matching = [MediaType(item) for item in ranges if wanted.match(item)]
+        matching = [MediaType(item) for item in header.split(",") if wanted.match(item)]
     except ValueError:  # a parameter Django cannot decode: the header admits nothing
         return False
     most_specific = max(item.specificity for item in matching)
