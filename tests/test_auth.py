@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from datetime import timedelta
 from typing import Any
 
@@ -13,10 +14,25 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
 from django.utils import timezone
 
-from mcp_tools.access.authentication import AuthenticationFailed, authenticate, bearer_token, header, user_for_token
+from mcp_tools.access import authentication
+from mcp_tools.access.authentication import (
+    AuthenticationFailed,
+    RecentTokens,
+    authenticate,
+    bearer_token,
+    forget_tokens,
+    user_for_token,
+)
 from mcp_tools.exceptions import INVALID_REQUEST
 from mcp_tools.models import AccessToken
-from mcp_tools.transports.origins import allowed_hosts, connection_origin, host_allowed, origin_allowed, scope_problem
+from mcp_tools.transports.http_request import connection_request
+from mcp_tools.transports.origins import (
+    allowed_hosts,
+    connection_origin,
+    connection_problem,
+    host_allowed,
+    origin_allowed,
+)
 from tests.conftest import TIMEOUT, WSClient, db_call, ws_headers
 
 HOST = (b"host", b"testserver")
@@ -37,6 +53,11 @@ def scope(*headers: tuple[bytes, bytes], user: Any = None) -> dict[str, Any]:
     if user is not None:
         built["user"] = user
     return built
+
+
+def handshake_request(*headers: tuple[bytes, bytes], user: Any = None) -> Any:
+    """Django's request for a WebSocket handshake with these headers (and session user)."""
+    return connection_request(scope(*headers, user=user))
 
 
 def bearer(raw: str) -> tuple[bytes, bytes]:
@@ -325,6 +346,16 @@ class TestDenialResponse:
         }
         assert body == {"type": "websocket.http.response.body", "body": rpc_error("Invalid Origin header")}
 
+    async def test_a_handshake_django_cannot_read_gets_400(self, token, tools):
+        start, body = await denial([*ws_headers(token), (b"content-type", b"text/plain; charset*=x''y")])
+
+        assert (start["status"], body["body"]) == (400, rpc_error("Malformed request headers"))
+
+    async def test_a_host_sent_twice_is_refused_whatever_the_first_says(self, token, tools):
+        start, body = await denial([*ws_headers(token), (b"host", b"evil.example")])
+
+        assert (start["status"], body["body"]) == (403, rpc_error("Invalid Host header"))
+
     async def test_a_foreign_host_gets_403(self, token, tools):
         start, body = await denial([(b"host", b"evil.example"), bearer(token)])
 
@@ -332,12 +363,6 @@ class TestDenialResponse:
 
 
 # mcp_tools.access.authentication --------------------------------------------------------------------------
-
-
-def test_header_matches_names_case_insensitively_and_returns_the_first():
-    found = header(scope((b"X-Thing", b"one"), (b"x-thing", b"two")), b"x-thing")
-
-    assert found == "one"
 
 
 @pytest.mark.parametrize(
@@ -350,17 +375,17 @@ def test_header_matches_names_case_insensitively_and_returns_the_first():
     ],
 )
 def test_bearer_token_reads_the_authorization_header(value, expected):
-    assert bearer_token(scope((b"authorization", value.encode()))) == expected
+    assert bearer_token(handshake_request((b"authorization", value.encode()))) == expected
 
 
 def test_bearer_token_is_none_without_an_authorization_header():
-    assert bearer_token(scope(HOST)) is None
+    assert bearer_token(handshake_request(HOST)) is None
 
 
 @pytest.mark.parametrize("value", ["Basic YWxpY2U6cHc=", "Bearer", "Bearer   ", "abc", ""])
 def test_bearer_token_refuses_other_schemes_and_empty_credentials(value):
     with pytest.raises(AuthenticationFailed) as caught:
-        bearer_token(scope((b"authorization", value.encode())))
+        bearer_token(handshake_request((b"authorization", value.encode())))
 
     assert str(caught.value) == BAD_SCHEME
 
@@ -422,17 +447,17 @@ def test_last_used_at_is_written_again_once_the_interval_has_passed(user, token)
 def test_authenticate_prefers_the_bearer_token_over_the_scope_user(user, token, django_user_model):
     bob = django_user_model.objects.create_user("bob")
 
-    assert authenticate(scope(bearer(token), user=bob)) == (user, AccessToken.objects.get())
+    assert authenticate(handshake_request(bearer(token), user=bob)) == (user, AccessToken.objects.get())
 
 
 @pytest.mark.django_db
 def test_authenticate_returns_an_authenticated_scope_user_without_a_token(user):
-    assert authenticate(scope(HOST, user=user)) == (user, None)
+    assert authenticate(handshake_request(HOST, user=user)) == (user, None)
 
 
 @pytest.mark.parametrize("scope_user", [None, AnonymousUser()])
 def test_authenticate_returns_an_anonymous_user_without_credentials(scope_user):
-    found_user, found_token = authenticate(scope(HOST, user=scope_user))
+    found_user, found_token = authenticate(handshake_request(HOST, user=scope_user))
 
     assert (found_user.is_anonymous, found_token) == (True, None)
 
@@ -475,26 +500,26 @@ def test_host_allowed_checks_allowed_hosts(host, allowed):
 def test_origin_allowed_compares_scheme_host_and_port_with_the_connection(secure, host, origin, allowed):
     connection = {"type": "http", "scheme": "https" if secure else "http", "headers": [(b"host", host.encode())]}
 
-    assert origin_allowed(origin, connection) is allowed
+    assert origin_allowed(origin, connection_request(connection)) is allowed
 
 
 def test_origin_allowed_admits_every_origin_with_a_wildcard(settings):
     mcp_tools_setting(settings, ALLOWED_ORIGINS=["*"])
 
-    assert [origin_allowed(o, scope(HOST)) for o in ("http://evil.example", "null")] == [True, True]
+    assert [origin_allowed(o, handshake_request(HOST)) for o in ("http://evil.example", "null")] == [True, True]
 
 
 def test_origin_allowed_ignores_entries_that_are_not_full_origins(settings):
     mcp_tools_setting(settings, ALLOWED_ORIGINS=["evil.example", ".evil.example", "http://.evil.example"])
     settings.CSRF_TRUSTED_ORIGINS = ["evil.example"]
 
-    assert origin_allowed("http://evil.example", scope(HOST)) is False
+    assert origin_allowed("http://evil.example", handshake_request(HOST)) is False
 
 
 def test_allowed_origins_that_is_not_a_list_trusts_nothing(settings):
     mcp_tools_setting(settings, ALLOWED_ORIGINS="https://*.evil.example")
 
-    assert origin_allowed("https://a.evil.example", scope(HOST)) is False
+    assert origin_allowed("https://a.evil.example", handshake_request(HOST)) is False
 
 
 @pytest.mark.parametrize(
@@ -504,14 +529,14 @@ def test_allowed_origins_that_is_not_a_list_trusts_nothing(settings):
 def test_connection_origin_is_the_scheme_of_the_connection_and_its_host(scope_scheme, kind, expected):
     connection = {"type": kind, "scheme": scope_scheme, "headers": [(b"host", b"[::1]:8000")]}
 
-    assert connection_origin(connection) == f"{expected}://[::1]:8000"
+    assert connection_origin(connection_request(connection)) == f"{expected}://[::1]:8000"
 
 
 def test_a_misconfigured_secure_proxy_ssl_header_is_reported_like_django_does(settings):
     settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO",)
 
     with pytest.raises(ImproperlyConfigured, match="SECURE_PROXY_SSL_HEADER"):
-        origin_allowed("http://testserver", scope(HOST))
+        origin_allowed("http://testserver", handshake_request(HOST))
 
 
 @pytest.mark.parametrize(
@@ -525,8 +550,8 @@ def test_a_misconfigured_secure_proxy_ssl_header_is_reported_like_django_does(se
         ([], "host"),
     ],
 )
-def test_scope_problem_names_what_to_refuse(headers, problem):
-    assert scope_problem(scope(*headers)) == problem
+def test_connection_problem_names_what_to_refuse(headers, problem):
+    assert connection_problem(handshake_request(*headers)) == problem
 
 
 @pytest.mark.django_db
@@ -546,3 +571,77 @@ def test_a_recently_seen_token_is_answered_from_memory_until_it_is_revoked(setti
     first_token.delete()
     with pytest.raises(AuthenticationFailed):
         user_for_token(token)
+
+
+def test_a_full_token_cache_drops_the_token_used_longest_ago() -> None:
+    recent = RecentTokens(limit=2)
+    for digest in ("a", "b"):
+        recent.put(digest, f"user-{digest}", f"token-{digest}", ttl=60, generation=recent.generation)
+
+    assert recent.get("a") == ("user-a", "token-a")
+    recent.put("c", "user-c", "token-c", ttl=60, generation=recent.generation)
+
+    assert (len(recent), "a" in recent, "b" in recent, "c" in recent) == (2, True, False, True)
+
+
+def test_a_remembered_token_past_its_seconds_is_a_miss_and_is_dropped() -> None:
+    recent = RecentTokens(limit=2)
+    recent.put("a", "user-a", "token-a", ttl=0, generation=recent.generation)
+
+    assert (recent.get("a"), "a" in recent) == (None, False)
+
+
+def test_a_lookup_that_began_before_the_cache_was_cleared_is_not_remembered() -> None:
+    recent = RecentTokens(limit=2)
+    began = recent.generation
+
+    recent.clear()
+    recent.put("a", "user-a", "token-a", ttl=60, generation=began)
+
+    assert (recent.get("a"), len(recent)) == (None, 0)
+
+
+def test_the_token_cache_stays_within_its_limit_under_concurrent_use() -> None:
+    recent = RecentTokens(limit=50)
+    failures: list[BaseException] = []
+
+    def churn(worker: int) -> None:
+        try:
+            for number in range(2000):
+                digest = f"{worker}-{number % 80}"
+                recent.put(digest, worker, number, ttl=60, generation=recent.generation)
+                recent.get(f"{worker}-{(number * 7) % 80}")
+                if number % 500 == 0:
+                    recent.clear()
+        except BaseException as exc:  # reported below, in the test's own thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=churn, args=(worker,)) for worker in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(TIMEOUT)
+
+    assert (failures, any(thread.is_alive() for thread in threads), len(recent) <= 50) == ([], False, True)
+
+
+@pytest.mark.django_db
+def test_a_full_token_cache_keeps_the_tokens_clients_keep_using(
+    settings: Any, user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "TOKEN_CACHE_SECONDS": 60}
+    monkeypatch.setattr(authentication._recent, "limit", 2)
+    forget_tokens()
+    busy, idle, newcomer = (AccessToken.objects.issue(user, name=name)[1] for name in ("busy", "idle", "new"))
+    for raw in (busy, idle, busy, newcomer):
+        user_for_token(raw)
+
+    with CaptureQueriesContext(connection) as busy_again:
+        user_for_token(busy)
+    with CaptureQueriesContext(connection) as idle_again:
+        user_for_token(idle)
+
+    assert (len(busy_again), len(idle_again) > 0) == (0, True)

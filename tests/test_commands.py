@@ -12,6 +12,7 @@ from django.utils import timezone
 from mcp_tools.access.authentication import authenticate
 from mcp_tools.models import HINT_FIELDS, AccessToken, Tool
 from mcp_tools.tools.registry import registry
+from mcp_tools.transports.http_request import connection_request
 
 pytestmark = pytest.mark.django_db
 
@@ -130,7 +131,8 @@ def test_token_create_prints_only_a_token_that_authenticates(user):
     assert (out, err) == (f"{raw}\n", "")
     assert raw.startswith(AccessToken.PREFIX)
     assert (token.user, token.name, token.expires_at) == (user, "", None)
-    assert authenticate({"headers": [(b"authorization", f"Bearer {raw}".encode())]}) == (user, token)
+    handshake = connection_request({"headers": [(b"authorization", f"Bearer {raw}".encode())]})
+    assert authenticate(handshake) == (user, token)
 
 
 def test_token_create_with_days_and_a_name_sets_expiry_and_label(user):

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.core.handlers.asgi import ASGIRequest
+from rest_framework import exceptions
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.authtoken.models import Token
 
 from mcp_tools.exceptions import INVALID_REQUEST
@@ -17,6 +23,7 @@ from tests.test_auth import HOST, denial, login_cookie, rpc_error, whoami
 pytestmark = pytest.mark.django_db(transaction=True)
 
 DRF_TOKEN_AUTHENTICATION = "rest_framework.authentication.TokenAuthentication"
+SIGNED_BODY_AUTHENTICATION = "tests.test_drf_auth.SignedBodyAuthentication"
 CHALLENGE = (b"www-authenticate", b'Bearer realm="mcp"')
 BAD_SCHEME = "Use 'Authorization: Bearer <token>'."
 
@@ -29,6 +36,29 @@ def drf(settings: Any) -> None:
 @pytest.fixture
 def drf_key(user: Any) -> str:
     return str(Token.objects.create(user=user).key)
+
+
+class SignedBodyAuthentication(BaseAuthentication):
+    """``Authorization: Signed alice`` with ``X-Signature`` the SHA-256 of the body; records each request it saw."""
+
+    seen: list[tuple[type, str, str, bytes, str]] = []
+
+    def authenticate(self, request: Any) -> tuple[Any, None] | None:
+        scheme, _, username = request.headers.get("Authorization", "").partition(" ")
+        if scheme != "Signed":
+            return None
+        body = request.body
+        self.seen.append((type(request._request), request.method, request.path, body, request.META["HTTP_HOST"]))
+        if request.headers.get("X-Signature") != hashlib.sha256(body).hexdigest():
+            raise exceptions.AuthenticationFailed("The signature does not match the body.")
+        return get_user_model().objects.get(username=username), None
+
+
+@pytest.fixture
+def signed(settings: Any) -> list[tuple[type, str, str, bytes, str]]:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUTHENTICATION_CLASSES": [SIGNED_BODY_AUTHENTICATION]}
+    SignedBodyAuthentication.seen = []
+    return SignedBodyAuthentication.seen
 
 
 def authorization(value: str) -> tuple[bytes, bytes]:
@@ -110,6 +140,15 @@ class TestWebSocket:
 
         assert (start["status"], body["body"]) == (401, rpc_error(BAD_SCHEME))
 
+    async def test_drf_classes_receive_django_s_request_for_the_handshake(self, ws_connect, tools, signed, user):
+        empty = hashlib.sha256(b"").hexdigest().encode()
+        headers = [HOST, authorization("Signed alice"), (b"x-signature", empty)]
+
+        communicator, accepted, _ = await ws_connect(headers)
+
+        assert (accepted, signed) == (True, [(ASGIRequest, "GET", "/mcp/ws", b"", "testserver")])
+        assert await whoami(communicator) == {"username": "alice"}
+
     async def test_calls_are_audited_as_the_drf_user_without_an_mcp_token(self, ws_connect, tools, drf, drf_key, user):
         communicator, _accepted, _ = await ws_connect([HOST, authorization(f"Token {drf_key}")])
         client = WSClient(communicator)
@@ -151,6 +190,23 @@ class TestHTTP:
 
         assert (reply.status, reply.headers["www-authenticate"]) == (401, CHALLENGE[1].decode())
         assert reply.json() == http_error(message)
+
+    async def test_drf_classes_receive_django_s_request_with_its_body(self, tools, signed, user):
+        body = json.dumps(modern_request(1, "tools/call", {"name": "whoami"})).encode()
+        client = DRFClient(authorization="Signed alice")
+        signature = {"x-signature": hashlib.sha256(body).hexdigest(), **modern_headers("tools/call", "whoami")}
+
+        reply = await client.send(body, headers=signature)
+
+        assert (reply.status, signed) == (200, [(ASGIRequest, "POST", "/mcp", body, "testserver")])
+        assert reply.json()["result"]["structuredContent"] == {"username": "alice"}
+
+    async def test_a_drf_class_that_rejects_the_body_refuses_the_request_with_401(self, tools, signed, user):
+        client = DRFClient(authorization="Signed alice")
+
+        reply = await client.send(request(1, "ping"), headers={"x-signature": "0" * 64})
+
+        assert (reply.status, reply.json()) == (401, http_error("The signature does not match the body."))
 
     async def test_mcp_bearer_tokens_still_work(self, tools, drf, token):
         assert await http_whoami(HttpClient(token)) == {"username": "alice"}

@@ -358,6 +358,11 @@ class TestStandaloneStream:
 
         assert (reply.status, reply.json()) == (406, error(INVALID_REQUEST, "GET opens a text/event-stream"))
 
+    async def test_get_that_rules_the_event_stream_out_with_q0_is_refused_with_406(self, session):
+        reply = await session.send(method="GET", headers={"accept": "text/event-stream;q=0, */*"})
+
+        assert (reply.status, reply.json()) == (406, error(INVALID_REQUEST, "GET opens a text/event-stream"))
+
     async def test_get_without_a_session_is_refused_with_400(self, session):
         reply = await session.send(method="GET", headers={"mcp-session-id": None})
 
@@ -387,6 +392,25 @@ class TestGuards:
         reply = await session.send(request(1, "ping"), headers={"accept": "text/event-stream"})
 
         assert (reply.status, reply.json()) == (406, error(INVALID_REQUEST, "Accept must include application/json"))
+
+    async def test_a_post_that_rules_json_out_with_q0_is_refused_with_406(self, session):
+        reply = await session.send(request(1, "ping"), headers={"accept": "application/json;q=0, */*"})
+
+        assert (reply.status, reply.json()) == (406, error(INVALID_REQUEST, "Accept must include application/json"))
+
+    async def test_a_progress_call_that_rules_the_event_stream_out_with_q0_answers_json_only(self, session):
+        reply = await session.send(
+            call(6, "sync_progress", {"steps": 2}, progress_token="p"),
+            headers={"accept": "application/json, text/event-stream;q=0"},
+        )
+
+        assert (reply.status, reply.headers) == (200, {**JSON, "mcp-session-id": session.session_id})
+        assert reply.json() == result(6, {"content": [{"type": "text", "text": "done"}], "isError": False})
+
+    async def test_a_malformed_content_type_parameter_is_refused_with_400(self, session):
+        reply = await session.send(request(1, "ping"), headers={"content-type": "application/json; charset*=x''y"})
+
+        assert (reply.status, reply.json()) == (400, error(INVALID_REQUEST, "Malformed request headers"))
 
     @pytest.mark.parametrize(
         ("body", "expected"),
@@ -464,6 +488,13 @@ class TestAuthentication:
 
         assert (reply.status, reply.headers) == (401, {**JSON, "www-authenticate": 'Bearer realm="mcp"'})
         assert reply.json() == error(INVALID_REQUEST, message)
+
+    async def test_an_oversized_body_is_refused_with_413_before_credentials_are_looked_at(self, http, settings):
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "MAX_MESSAGE_BYTES": 100}
+
+        reply = await http.send(chunks=[b"x" * 101], headers={"authorization": "Bearer mcp_not-a-token"})
+
+        assert (reply.status, reply.json()) == (413, error(INVALID_REQUEST, "Message larger than 100 bytes"))
 
     async def test_a_logged_in_session_cookie_authenticates_the_caller(self, user, tools):
         browser = HttpClient()

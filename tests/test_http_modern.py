@@ -419,6 +419,12 @@ class TestStreams:
         assert (reply.status, reply.headers) == (406, JSON)
         assert reply.json() == error(INVALID_REQUEST, "subscriptions/listen answers text/event-stream", 9)
 
+    async def test_listen_that_rules_the_event_stream_out_with_q0_is_refused_with_406(self, http):
+        reply = await post(http, listen(9, toolsListChanged=True), accept="application/json, text/event-stream;q=0")
+
+        assert (reply.status, reply.headers) == (406, JSON)
+        assert reply.json() == error(INVALID_REQUEST, "subscriptions/listen answers text/event-stream", 9)
+
     async def test_listen_with_a_malformed_filter_is_refused_with_400(self, http):
         body = modern_request(10, "subscriptions/listen", {"notifications": True})
 

@@ -1,12 +1,19 @@
-"""Who is calling: bearer tokens first, then the Django session user from the scope."""
+"""Who is calling: bearer tokens first, then the site's DRF authentication classes, then the session user.
+
+Each reads Django's request for the connection: an HTTP request, or the handshake of a WebSocket.
+"""
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
+from django.core.handlers.asgi import ASGIRequest
+from django.http import HttpRequest
 from django.utils import timezone
 
 from mcp_tools.conf import mcp_settings
@@ -17,16 +24,9 @@ class AuthenticationFailed(MCPError):
     """Credentials were presented and are not valid (answered 401)."""
 
 
-def header(scope: dict[str, Any], name: bytes) -> str | None:
-    for key, value in scope.get("headers", ()):
-        if key.lower() == name:
-            return str(value.decode("latin-1"))
-    return None
-
-
-def bearer_token(scope: dict[str, Any]) -> str | None:
+def bearer_token(request: HttpRequest) -> str | None:
     """The token of an ``Authorization: Bearer`` header; AuthenticationFailed for other schemes."""
-    value = header(scope, b"authorization")
+    value = request.headers.get("Authorization")
     if value is None:
         return None
     scheme, _, credentials = value.strip().partition(" ")
@@ -35,8 +35,63 @@ def bearer_token(scope: dict[str, Any]) -> str | None:
     return credentials.strip()
 
 
-_recent: dict[str, tuple[float, Any, Any]] = {}
 RECENT_LIMIT = 10_000
+
+
+class RecentTokens:
+    """Tokens seen in the last TOKEN_CACHE_SECONDS, with their users, least recently used first.
+
+    One per process, holding at most ``limit`` tokens: a full cache drops the token used longest ago, so the
+    clients that keep calling keep their place. Lookups run in database worker threads and ``clear`` runs
+    wherever a change is saved, hence the lock. ``generation`` counts the clears: a lookup that read the
+    database before a clear must not store what it read after it.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.generation = 0
+        self._entries: OrderedDict[str, tuple[float, Any, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, digest: str) -> bool:
+        return digest in self._entries
+
+    def get(self, digest: str) -> tuple[Any, Any] | None:
+        """The (user, token) remembered for ``digest`` and not yet stale, now the most recently used."""
+        with self._lock:
+            entry = self._entries.get(digest)
+            if entry is None:
+                return None
+            if entry[0] <= time.monotonic():
+                del self._entries[digest]
+                return None
+            self._entries.move_to_end(digest)
+        return entry[1], entry[2]
+
+    def put(self, digest: str, user: Any, token: Any, *, ttl: float, generation: int) -> None:
+        """Remember ``digest`` for ``ttl`` seconds, unless the cache was cleared since ``generation``."""
+        with self._lock:
+            if generation != self.generation:
+                return
+            self._entries[digest] = (time.monotonic() + ttl, user, token)
+            self._entries.move_to_end(digest)
+            while len(self._entries) > self.limit:
+                self._entries.popitem(last=False)
+
+    def discard(self, digest: str) -> None:
+        with self._lock:
+            self._entries.pop(digest, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.generation += 1
+
+
+_recent = RecentTokens(RECENT_LIMIT)
 
 
 def user_for_token(raw: str) -> tuple[Any, Any]:
@@ -49,18 +104,17 @@ def user_for_token(raw: str) -> tuple[Any, Any]:
 
     digest = hash_token(raw)
     remembered = _recent.get(digest)
-    if remembered is not None and remembered[0] > time.monotonic() and not remembered[2].is_expired:
-        return remembered[1], remembered[2]
+    if remembered is not None and not remembered[1].is_expired:
+        return remembered
+    generation = _recent.generation
     token = AccessToken.objects.select_related("user").filter(digest=digest).first()
     if token is None or token.is_expired or not token.user.is_active:
-        _recent.pop(digest, None)
+        _recent.discard(digest)
         raise AuthenticationFailed("The access token is invalid or expired.")
     _touch(token)
     ttl = float(mcp_settings.TOKEN_CACHE_SECONDS)
     if ttl > 0:
-        if len(_recent) >= RECENT_LIMIT:
-            _recent.clear()
-        _recent[digest] = (time.monotonic() + ttl, token.user, token)
+        _recent.put(digest, token.user, token, ttl=ttl, generation=generation)
     return token.user, token
 
 
@@ -77,49 +131,42 @@ def _touch(token: Any) -> None:
         token.last_used_at = now
 
 
-def authenticate(scope: dict[str, Any]) -> tuple[Any, Any]:
-    """Resolve the caller of a connection scope (sync; call through database_sync_to_async).
+def authenticate(request: ASGIRequest) -> tuple[Any, Any]:
+    """Resolve the caller of a connection (sync; call through database_sync_to_async).
 
     MCP access tokens first; then the site's DRF authentication classes (AUTHENTICATION_CLASSES), so
-    existing TokenAuthentication or JWT credentials work; then the Django session user.
+    existing TokenAuthentication or JWT credentials work; then the Django session user, which Channels'
+    ``AuthMiddlewareStack`` puts in the scope.
     """
-    if mcp_settings.AUTHENTICATION_CLASSES and not _carries_mcp_token(scope):
-        return drf_authenticate(scope)
-    raw = bearer_token(scope)
+    if mcp_settings.AUTHENTICATION_CLASSES and not _carries_mcp_token(request):
+        return drf_authenticate(request)
+    raw = bearer_token(request)
     if raw is not None:
         return user_for_token(raw)
-    user = scope.get("user")
+    user = request.scope.get("user")
     if user is not None and getattr(user, "is_authenticated", False):
         return user, None
     return AnonymousUser(), None
 
 
-def _carries_mcp_token(scope: dict[str, Any]) -> bool:
+def _carries_mcp_token(request: HttpRequest) -> bool:
     """Whether the Authorization header holds one of our tokens (or there is no header at all)."""
     from mcp_tools.models import AccessToken
 
-    value = header(scope, b"authorization")
+    value = request.headers.get("Authorization")
     return value is None or value.strip().lower().startswith(f"bearer {AccessToken.PREFIX}")
 
 
-def drf_authenticate(scope: dict[str, Any]) -> tuple[Any, Any]:
-    """Try each configured DRF authentication class on the scope's headers."""
-    from django.http import HttpRequest
+def drf_authenticate(request: HttpRequest) -> tuple[Any, Any]:
+    """Try each configured DRF authentication class on the connection's request, as a DRF view would."""
     from rest_framework import exceptions
     from rest_framework.request import Request
 
-    django_request = HttpRequest()
-    django_request.method = "GET"
-    for key, value in scope.get("headers", ()):
-        name = key.decode("latin-1").upper().replace("-", "_")
-        django_request.META[name if name in ("CONTENT_TYPE", "CONTENT_LENGTH") else f"HTTP_{name}"] = value.decode(
-            "latin-1"
-        )
     authenticators = [cls() for cls in mcp_settings.imported("AUTHENTICATION_CLASSES")]
-    request = Request(django_request, authenticators=authenticators)
+    drf_request = Request(request, authenticators=authenticators)
     try:
         for authenticator in authenticators:
-            found = authenticator.authenticate(request)
+            found = authenticator.authenticate(drf_request)
             if found is not None:
                 user, _auth = found
                 if not getattr(user, "is_active", False):

@@ -77,14 +77,16 @@ class MCPHttpConsumer(AsyncConsumer):
             await request.respond(exc.status, jsonrpc.encode(exc.response).encode(), [*JSON_HEADERS, *exc.headers])
 
     async def serve(self, request: HTTPRequest) -> None:
-        if not host_allowed(request.header("host")):
+        if not host_allowed(request.headers.get("Host")):
             raise HTTPError(421, InvalidRequest("Invalid Host header"))
-        if not origin_allowed(request.header("origin"), request.scope):
+        if not origin_allowed(request.headers.get("Origin"), request.django):
             raise HTTPError(403, InvalidRequest("Invalid Origin header"))
+        # DRF authentication classes get the whole request, body included (a signed request needs it).
+        await request.read_body()
         # Changes made in other processes bind before this request's credentials and tools are looked at.
         await hub().ensure_fresh()
         user, token = await self.authenticate(request)
-        version = request.header("mcp-protocol-version")
+        version = request.headers.get("MCP-Protocol-Version")
         if version is not None and version not in LEGACY_HEADER_VERSIONS:
             await self.serve_modern(request, user, token)
         else:
@@ -93,7 +95,7 @@ class MCPHttpConsumer(AsyncConsumer):
     async def authenticate(self, request: HTTPRequest) -> tuple[Any, Any]:
         challenge = [(b"www-authenticate", b'Bearer realm="mcp"')]
         try:
-            user, token = await database_sync_to_async(authenticate)(request.scope)
+            user, token = await database_sync_to_async(authenticate)(request.django)
         except AuthenticationFailed as exc:
             raise HTTPError(401, InvalidRequest(str(exc)), headers=challenge) from None
         if not permissions.may_connect(user):
@@ -134,12 +136,12 @@ class MCPHttpConsumer(AsyncConsumer):
             envelope = modern.envelope(params)
             if request.duplicated_routing_header:
                 raise HeaderMismatch(f"Duplicate {request.duplicated_routing_header} header")
-            if request.header("mcp-protocol-version") != envelope.requested:
+            if request.headers.get("MCP-Protocol-Version") != envelope.requested:
                 raise HeaderMismatch("MCP-Protocol-Version does not match _meta")
-            if request.header("mcp-method") != method:
+            if request.headers.get("Mcp-Method") != method:
                 raise HeaderMismatch("Mcp-Method does not match the body's method")
             name = params.get("name")
-            if method == "tools/call" and isinstance(name, str) and _strip(request.header("mcp-name")) != name:
+            if method == "tools/call" and isinstance(name, str) and _strip(request.headers.get("Mcp-Name")) != name:
                 raise HeaderMismatch("Mcp-Name does not match the body's tool name")
             modern.revision(envelope.requested)
         except ProtocolError as exc:
@@ -160,7 +162,7 @@ class MCPHttpConsumer(AsyncConsumer):
             raise HTTPError(405, InvalidRequest("Use POST, GET or DELETE"), headers=[(b"allow", b"GET, POST, DELETE")])
 
     async def legacy_session(self, request: HTTPRequest, user: Any) -> Any:
-        session_id = request.header("mcp-session-id")
+        session_id = request.headers.get("Mcp-Session-Id")
         if not session_id:
             raise HTTPError(400, InvalidRequest("Missing Mcp-Session-Id header"))
         record = await store.get(session_id, user)
@@ -171,7 +173,11 @@ class MCPHttpConsumer(AsyncConsumer):
     async def legacy_post(self, request: HTTPRequest, user: Any, token: Any, version: str | None) -> None:
         decoded = await request.json_body()
         message = None if isinstance(decoded, list) else jsonrpc.classify(decoded)
-        if isinstance(message, Request) and message.method == "initialize" and not request.header("mcp-session-id"):
+        if (
+            isinstance(message, Request)
+            and message.method == "initialize"
+            and not request.headers.get("Mcp-Session-Id")
+        ):
             await self.initialize(request, user, token, message)
             return
         record = await self.legacy_session(request, user)

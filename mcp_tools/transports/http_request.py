@@ -1,8 +1,20 @@
-"""One ASGI HTTP request: headers, content negotiation, a size-limited JSON body, the response."""
+"""The request a connection arrives with, as Django reads it, and the streaming HTTP exchange around it.
+
+``connection_request`` turns any connection scope (an HTTP request, a WebSocket handshake) into Django's
+own ``ASGIRequest``: every transport and authentication read headers, content type, Accept and scheme
+through it. ``HTTPRequest`` adds what a streaming consumer needs and Django's request does not do.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import io
+from collections.abc import Mapping
+from functools import cached_property
+from typing import IO, Any
+
+from django.core.handlers.asgi import ASGIRequest
+from django.http import HttpRequest
+from django.http.request import HttpHeaders, MediaType
 
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import InvalidRequest, ProtocolError
@@ -11,6 +23,59 @@ from mcp_tools.protocol.errors import error_response
 from mcp_tools.server.dispatch import decode_message
 
 ROUTING_HEADERS = (b"mcp-protocol-version", b"mcp-method", b"mcp-name")
+# What ASGIRequest needs and a scope may lack: a WebSocket scope has no method (its handshake is a GET).
+SCOPE_DEFAULTS = {"method": "GET", "path": "/"}
+
+
+def connection_request(scope: Mapping[str, Any], body: IO[bytes] | None = None) -> ASGIRequest:
+    """Django's request for a connection scope, reading ``body`` (empty unless given) as its body.
+
+    Its ``headers`` match names case-insensitively, join a repeated header's values with commas and leave
+    out names with underscores, as Django does for every request. InvalidRequest for headers Django cannot
+    read (a malformed Content-Type parameter, a query string that is not UTF-8).
+    """
+    try:
+        return ASGIRequest({**SCOPE_DEFAULTS, **scope}, body if body is not None else io.BytesIO())
+    except ValueError:
+        raise InvalidRequest("Malformed request headers") from None
+
+
+def duplicated_header(scope: Mapping[str, Any], names: tuple[bytes, ...] = ROUTING_HEADERS) -> str | None:
+    """The first of ``names`` that the scope carries more than once, or None.
+
+    Django joins a repeated header into one comma-separated value, which hides the repetition that the
+    2026-07-28 routing-header checks must refuse; so these few names are counted on the raw ASGI headers.
+    """
+    seen: set[bytes] = set()
+    for key, _value in scope.get("headers", ()):
+        name = key.lower()
+        if name in names:
+            if name in seen:
+                return name.decode("latin-1")
+            seen.add(name)
+    return None
+
+
+def acceptable(request: HttpRequest, media_type: str) -> bool:
+    """Whether the request's Accept header admits ``media_type``: Django's ``accepts()``, minus ``q=0``.
+
+    Django 5.2 drops ``q=0`` ranges before it matches, so ``text/event-stream;q=0, */*`` still admits an
+    event stream through ``*/*``. RFC 9110 (section 12.5.1) gives a type the quality of the most specific
+    range that matches it, so here the type is refused when the most specific ranges matching it all say
+    ``q=0``. Ranges are parsed with Django's own ``MediaType``, so both checks read the header alike.
+    """
+    try:
+        if not request.accepts(media_type):
+            return False
+        header = request.headers.get("Accept", "*/*")
+        if ";" not in header:  # no range has a q=0 parameter: Django's answer stands, without a second parse
+            return True
+        wanted = MediaType(media_type)
+        matching = [MediaType(item) for item in header.split(",") if wanted.match(item)]
+    except ValueError:  # a parameter Django cannot decode: the header admits nothing
+        return False
+    most_specific = max(item.specificity for item in matching)
+    return any(item.quality > 0 for item in matching if item.specificity == most_specific)
 
 
 class HTTPError(Exception):
@@ -23,50 +88,80 @@ class HTTPError(Exception):
 
 
 class HTTPRequest:
+    """One request to the Streamable HTTP endpoint: Django's request, and the ASGI channel it came on.
+
+    ``django`` is a real ``ASGIRequest`` built from the scope; headers, content type and Accept are read
+    through it, and DRF authentication classes receive it. The rest is here because Django's request does
+    not fit a consumer that answers as it goes. Django's ASGI handler and Channels' ``AsyncHttpConsumer``
+    both read the whole body before any code runs, with no limit while reading; ``read_body`` reads it
+    chunk by chunk and answers 413 before holding more than MAX_MESSAGE_BYTES, then hands it to the
+    Django request. And an SSE response must notice ``http.disconnect`` while it streams, which only the
+    ASGI ``receive`` tells (``wait_disconnect``).
+    """
+
     def __init__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         self.scope, self.receive, self.send = scope, receive, send
-        self.method: str = scope.get("method", "GET")
-        self._headers: dict[bytes, str] = {}
-        self.duplicated_routing_header: str | None = None
-        for key, value in scope.get("headers", ()):
-            name = key.lower()
-            if name in self._headers and name in ROUTING_HEADERS:
-                self.duplicated_routing_header = name.decode()
-            self._headers.setdefault(name, value.decode("latin-1"))
-        accept = self._headers.get(b"accept", "")
-        kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
-        self.accepts_sse = bool(kinds & {"text/event-stream", "text/*", "*/*"})
-        self.accepts_json = not accept or bool(kinds & {"application/json", "application/*", "*/*"})
         self.disconnected = False
+        self.body: bytes | None = None
+        # The Django request's body file; Django closes it once it has read it, so ``body`` keeps the bytes.
+        self._body = io.BytesIO()
 
-    def header(self, name: str) -> str | None:
-        return self._headers.get(name.encode())
+    @cached_property
+    def django(self) -> ASGIRequest:
+        try:
+            return connection_request(self.scope, self._body)
+        except InvalidRequest as exc:
+            raise HTTPError(400, exc) from None
 
-    async def body(self) -> bytes:
+    @property
+    def method(self) -> str:
+        return self.django.method
+
+    @property
+    def headers(self) -> HttpHeaders:
+        return self.django.headers
+
+    @cached_property
+    def duplicated_routing_header(self) -> str | None:
+        return duplicated_header(self.scope)
+
+    @cached_property
+    def accepts_json(self) -> bool:
+        # A client that names no types takes any; one that names some must admit JSON.
+        return not self.headers.get("Accept") or acceptable(self.django, "application/json")
+
+    @cached_property
+    def accepts_sse(self) -> bool:
+        # An event stream only for a client that asks for one: without an Accept header, answers are JSON.
+        return bool(self.headers.get("Accept")) and acceptable(self.django, "text/event-stream")
+
+    async def read_body(self) -> bytes:
+        """The body, read once: 413 past MAX_MESSAGE_BYTES, 400 when the client leaves while sending it."""
+        if self.body is not None:
+            return self.body
         limit = int(mcp_settings.MAX_MESSAGE_BYTES)
-        chunks: list[bytes] = []
-        size = 0
         while True:
             message = await self.receive()
             if message["type"] == "http.disconnect":
                 self.disconnected = True
                 raise HTTPError(400, InvalidRequest("The client went away"))
             chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
+            if self._body.tell() + len(chunk) > limit:
                 raise HTTPError(413, InvalidRequest(f"Message larger than {limit} bytes"))
-            chunks.append(chunk)
+            self._body.write(chunk)
             if not message.get("more_body"):
-                return b"".join(chunks)
+                break
+        self.body = self._body.getvalue()
+        self._body.seek(0)
+        return self.body
 
     async def json_body(self) -> Any:
         """The decoded body; 406/415/400 for what a JSON-RPC POST may not be."""
         if not self.accepts_json:
             raise HTTPError(406, InvalidRequest("Accept must include application/json"))
-        content_type = (self.header("content-type") or "").split(";")[0].strip().lower()
-        if content_type != "application/json":
+        if self.django.content_type != "application/json":
             raise HTTPError(415, InvalidRequest("Content-Type must be application/json"))
-        raw = await self.body()
+        raw = await self.read_body()
         try:
             decoded = decode_message(raw)
         except ProtocolError as exc:

@@ -7,15 +7,13 @@ it arrived with, or the one ``SECURE_PROXY_SSL_HEADER`` reports, and its ``Host`
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import ParseResult, urlparse
 
 from channels.security.websocket import OriginValidator
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
+from django.http import HttpRequest
 from django.http.request import split_domain_port, validate_host
 
-from mcp_tools.access.authentication import header
 from mcp_tools.conf import mcp_settings
 
 WEB_SCHEMES = ("http", "https")
@@ -67,40 +65,32 @@ def listed_origins() -> list[str]:
     return list(listed) if isinstance(listed, list | tuple) else []
 
 
-def connection_scheme(scope: dict[str, Any]) -> str:
-    """``http`` or ``https``: how the connection reached us, as Django's ``request.scheme`` decides it."""
-    proxy = settings.SECURE_PROXY_SSL_HEADER
-    if proxy:
-        try:
-            meta_name, secure_value = proxy
-        except ValueError:
-            message = "The SECURE_PROXY_SSL_HEADER setting must be a tuple containing two values."
-            raise ImproperlyConfigured(message) from None
-        forwarded = header(scope, _header_name(meta_name))
-        if forwarded is not None:
-            return "https" if forwarded.split(",", 1)[0].strip() == secure_value else "http"
-    default = "ws" if scope.get("type") == "websocket" else "http"
-    return "https" if scope.get("scheme", default) in SECURE_SCHEMES else "http"
+def connection_scheme(request: HttpRequest) -> str:
+    """``http`` or ``https``: how the connection reached us, as Django's ``request.scheme`` decides it.
+
+    A WebSocket handshake's ``ws`` and ``wss`` stand for ``http`` and ``https``.
+    """
+    return "https" if request.scheme in SECURE_SCHEMES else "http"
 
 
-def connection_origin(scope: dict[str, Any]) -> str | None:
-    host = header(scope, b"host")
-    return f"{connection_scheme(scope)}://{host}" if host else None
+def connection_origin(request: HttpRequest) -> str | None:
+    host = request.headers.get("Host")
+    return f"{connection_scheme(request)}://{host}" if host else None
 
 
-def trusted_patterns(scope: dict[str, Any]) -> list[str]:
+def trusted_patterns(request: HttpRequest) -> list[str]:
     """The connection's own origin and every configured origin, in Channels' pattern syntax."""
     configured = [*listed_origins(), *getattr(settings, "CSRF_TRUSTED_ORIGINS", ())]
     # Channels reads a pattern without a scheme as a bare host name, the very comparison this module
     # replaces, so entries that are not full origins are left out; its subdomain form is ".example.com".
     patterns = [entry.replace("://*.", "://.", 1) for entry in configured if is_origin_pattern(entry)]
-    own = connection_origin(scope)
+    own = connection_origin(request)
     if own is not None and parse_origin(own) is not None:
         patterns.append(own)
     return patterns
 
 
-def origin_allowed(origin: str | None, scope: dict[str, Any]) -> bool:
+def origin_allowed(origin: str | None, request: HttpRequest) -> bool:
     """No Origin (a non-browser client) passes; a browser origin must be the connection's own or trusted."""
     if origin is None or "*" in listed_origins():
         return True
@@ -108,18 +98,13 @@ def origin_allowed(origin: str | None, scope: dict[str, Any]) -> bool:
     if parsed is None:
         return False
     # Channels' matcher compares scheme, host and port, with the default port of each scheme filled in.
-    return bool(OriginValidator(None, trusted_patterns(scope)).validate_origin(parsed))
+    return bool(OriginValidator(None, trusted_patterns(request)).validate_origin(parsed))
 
 
-def scope_problem(scope: dict[str, Any]) -> str | None:
-    """Why a connection scope must be refused (foreign Host or Origin), or None."""
-    if not host_allowed(header(scope, b"host")):
+def connection_problem(request: HttpRequest) -> str | None:
+    """Why a connection must be refused (foreign Host or Origin), or None."""
+    if not host_allowed(request.headers.get("Host")):
         return "host"
-    if not origin_allowed(header(scope, b"origin"), scope):
+    if not origin_allowed(request.headers.get("Origin"), request):
         return "origin"
     return None
-
-
-def _header_name(meta_name: str) -> bytes:
-    """The ASGI header a ``request.META`` key names: ``HTTP_X_FORWARDED_PROTO`` -> ``x-forwarded-proto``."""
-    return meta_name.removeprefix("HTTP_").lower().replace("_", "-").encode("latin-1")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
@@ -18,7 +17,9 @@ from mcp_tools.protocol.errors import error_response
 from mcp_tools.protocol.jsonrpc import encode
 from mcp_tools.server.dispatch import server
 from mcp_tools.server.session import Session
-from mcp_tools.transports.origins import scope_problem
+from mcp_tools.transports.channels_adapter import DirectDispatch
+from mcp_tools.transports.http_request import connection_request
+from mcp_tools.transports.origins import connection_problem
 from mcp_tools.transports.outbox import Outbox
 
 SUBPROTOCOL = "mcp"
@@ -30,29 +31,26 @@ CLOSE_NOT_READING = 1008  # policy violation: the client leaves more than MAX_UN
 _closing: set[asyncio.Task[None]] = set()
 
 
-class MCPWebsocketConsumer(AsyncWebsocketConsumer):
-    """Serves one MCP session per WebSocket connection."""
+class MCPWebsocketConsumer(DirectDispatch, AsyncWebsocketConsumer):
+    """Serves one MCP session per WebSocket connection; frames reach their handlers without a database hop."""
 
     # No channel per connection: change events reach sessions through this process's hub.
     channel_layer_alias = "mcp_tools.none"
     session: Session | None = None
     outbox: Outbox | None = None
 
-    async def dispatch(self, message: dict[str, Any]) -> None:
-        # Channels closes old DB connections before every message through a thread hop; every ORM
-        # call here already goes through database_sync_to_async, which does that itself.
-        handler = getattr(self, get_handler_name(message), None)
-        if handler is None:
-            raise ValueError(f"No handler for message type {message['type']}")
-        await handler(message)
-
     async def connect(self) -> None:
-        problem = scope_problem(self.scope)
+        try:
+            handshake = connection_request(self.scope)
+        except InvalidRequest as exc:
+            await self.refuse(400, exc.message)
+            return
+        problem = connection_problem(handshake)
         if problem is not None:
             await self.refuse(403, f"Invalid {problem.capitalize()} header")
             return
         try:
-            user, token = await database_sync_to_async(authenticate)(self.scope)
+            user, token = await database_sync_to_async(authenticate)(handshake)
         except AuthenticationFailed as exc:
             await self.refuse(401, str(exc))
             return
