@@ -407,10 +407,15 @@ class TestGuards:
         assert (reply.status, reply.headers) == (200, {**JSON, "mcp-session-id": session.session_id})
         assert reply.json() == result(6, {"content": [{"type": "text", "text": "done"}], "isError": False})
 
-    async def test_a_malformed_content_type_parameter_is_refused_with_400(self, session):
-        reply = await session.send(request(1, "ping"), headers={"content-type": "application/json; charset*=x''y"})
+    async def test_a_content_type_parameter_django_cannot_read_is_ignored_or_refused_400_never_a_500(self, session):
+        malformed = {"content-type": "application/json; charset*=x''y"}
 
-        assert (reply.status, reply.json()) == (400, error(INVALID_REQUEST, "Malformed request headers"))
+        plain = await session.send(request(1, "ping"), headers=malformed)
+        # A browser Origin is checked with Django's own reading of the request, which refuses the header.
+        from_browser = await session.send(request(2, "ping"), headers={**malformed, "origin": "http://testserver"})
+
+        assert (plain.status, plain.json()) == (200, result(1, {}))
+        assert (from_browser.status, from_browser.json()) == (400, error(INVALID_REQUEST, "Malformed request headers"))
 
     @pytest.mark.parametrize(
         ("body", "expected"),
@@ -489,10 +494,24 @@ class TestAuthentication:
         assert (reply.status, reply.headers) == (401, {**JSON, "www-authenticate": 'Bearer realm="mcp"'})
         assert reply.json() == error(INVALID_REQUEST, message)
 
-    async def test_an_oversized_body_is_refused_with_413_before_credentials_are_looked_at(self, http, settings):
+    async def test_a_stranger_is_refused_401_before_any_body_is_read(self, http, settings):
         settings.MCP_TOOLS = {**settings.MCP_TOOLS, "MAX_MESSAGE_BYTES": 100}
 
         reply = await http.send(chunks=[b"x" * 101], headers={"authorization": "Bearer mcp_not-a-token"})
+
+        assert (reply.status, reply.json()["error"]["message"]) == (401, "The access token is invalid or expired.")
+
+    async def test_with_drf_classes_an_oversized_body_is_refused_with_413_before_credentials_are_looked_at(
+        self, http, settings
+    ):
+        # DRF classes may sign the body, so it is read (within the limit) before they run.
+        settings.MCP_TOOLS = {
+            **settings.MCP_TOOLS,
+            "MAX_MESSAGE_BYTES": 100,
+            "AUTHENTICATION_CLASSES": ["rest_framework.authentication.TokenAuthentication"],
+        }
+
+        reply = await http.send(chunks=[b"x" * 101], headers={"authorization": "Token not-a-token"})
 
         assert (reply.status, reply.json()) == (413, error(INVALID_REQUEST, "Message larger than 100 bytes"))
 

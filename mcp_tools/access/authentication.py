@@ -1,6 +1,7 @@
 """Who is calling: bearer tokens first, then the site's DRF authentication classes, then the session user.
 
-Each reads Django's request for the connection: an HTTP request, or the handshake of a WebSocket.
+Each reads the connection (an HTTP request, or the handshake of a WebSocket): its headers and scope, and
+for DRF classes Django's own request for it.
 """
 
 from __future__ import annotations
@@ -8,11 +9,11 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any
+from typing import Any, Protocol, cast
 
 from django.contrib.auth.models import AnonymousUser
-from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest
 from django.utils import timezone
 
@@ -24,7 +25,17 @@ class AuthenticationFailed(MCPError):
     """Credentials were presented and are not valid (answered 401)."""
 
 
-def bearer_token(request: HttpRequest) -> str | None:
+class Connection(Protocol):
+    """What a connection arrived with: Django's request, or the HTTP transport's lighter reading of it."""
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    @property
+    def scope(self) -> Mapping[str, Any]: ...
+
+
+def bearer_token(request: Connection) -> str | None:
     """The token of an ``Authorization: Bearer`` header; AuthenticationFailed for other schemes."""
     value = request.headers.get("Authorization")
     if value is None:
@@ -131,7 +142,7 @@ def _touch(token: Any) -> None:
         token.last_used_at = now
 
 
-def authenticate(request: ASGIRequest) -> tuple[Any, Any]:
+def authenticate(request: Connection) -> tuple[Any, Any]:
     """Resolve the caller of a connection (sync; call through database_sync_to_async).
 
     MCP access tokens first; then the site's DRF authentication classes (AUTHENTICATION_CLASSES), so
@@ -149,7 +160,7 @@ def authenticate(request: ASGIRequest) -> tuple[Any, Any]:
     return AnonymousUser(), None
 
 
-def _carries_mcp_token(request: HttpRequest) -> bool:
+def _carries_mcp_token(request: Connection) -> bool:
     """Whether the Authorization header holds one of our tokens (or there is no header at all)."""
     from mcp_tools.models import AccessToken
 
@@ -157,13 +168,14 @@ def _carries_mcp_token(request: HttpRequest) -> bool:
     return value is None or value.strip().lower().startswith(f"bearer {AccessToken.PREFIX}")
 
 
-def drf_authenticate(request: HttpRequest) -> tuple[Any, Any]:
-    """Try each configured DRF authentication class on the connection's request, as a DRF view would."""
+def drf_authenticate(request: Connection) -> tuple[Any, Any]:
+    """Try each configured DRF authentication class on Django's request for the connection, as a view would."""
     from rest_framework import exceptions
     from rest_framework.request import Request
 
+    django_request = cast(HttpRequest, getattr(request, "django", request))
     authenticators = [cls() for cls in mcp_settings.imported("AUTHENTICATION_CLASSES")]
-    drf_request = Request(request, authenticators=authenticators)
+    drf_request = Request(django_request, authenticators=authenticators)
     try:
         for authenticator in authenticators:
             found = authenticator.authenticate(drf_request)

@@ -79,10 +79,12 @@ class MCPHttpConsumer(AsyncConsumer):
     async def serve(self, request: HTTPRequest) -> None:
         if not host_allowed(request.headers.get("Host")):
             raise HTTPError(421, InvalidRequest("Invalid Host header"))
-        if not origin_allowed(request.headers.get("Origin"), request.django):
+        if not origin_allowed(request.headers.get("Origin"), request):
             raise HTTPError(403, InvalidRequest("Invalid Origin header"))
-        # DRF authentication classes get the whole request, body included (a signed request needs it).
-        await request.read_body()
+        if mcp_settings.AUTHENTICATION_CLASSES:
+            # DRF classes get the whole request, body included (a signed request needs it). Without them a
+            # caller is known from headers alone, so a stranger is refused before any body is buffered.
+            await request.read_body()
         # Changes made in other processes bind before this request's credentials and tools are looked at.
         await hub().ensure_fresh()
         user, token = await self.authenticate(request)
@@ -95,7 +97,7 @@ class MCPHttpConsumer(AsyncConsumer):
     async def authenticate(self, request: HTTPRequest) -> tuple[Any, Any]:
         challenge = [(b"www-authenticate", b'Bearer realm="mcp"')]
         try:
-            user, token = await database_sync_to_async(authenticate)(request.django)
+            user, token = await database_sync_to_async(authenticate)(request)
         except AuthenticationFailed as exc:
             raise HTTPError(401, InvalidRequest(str(exc)), headers=challenge) from None
         if not permissions.may_connect(user):

@@ -8,13 +8,11 @@ through it. ``HTTPRequest`` adds what a streaming consumer needs and Django's re
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
-from functools import cached_property
+from collections.abc import Iterator, Mapping
+from functools import cached_property, lru_cache
 from typing import IO, Any
 
 from django.core.handlers.asgi import ASGIRequest
-from django.http import HttpRequest
-from django.http.request import HttpHeaders, MediaType
 
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import InvalidRequest, ProtocolError
@@ -56,26 +54,84 @@ def duplicated_header(scope: Mapping[str, Any], names: tuple[bytes, ...] = ROUTI
     return None
 
 
-def acceptable(request: HttpRequest, media_type: str) -> bool:
-    """Whether the request's Accept header admits ``media_type``: Django's ``accepts()``, minus ``q=0``.
+def acceptable(accept: str | None, media_type: str) -> bool:
+    """Whether an Accept header admits ``media_type``, as RFC 9110 (section 12.5.1) reads it.
 
-    Django 5.2 drops ``q=0`` ranges before it matches, so ``text/event-stream;q=0, */*`` still admits an
-    event stream through ``*/*``. RFC 9110 (section 12.5.1) gives a type the quality of the most specific
-    range that matches it, so here the type is refused when the most specific ranges matching it all say
-    ``q=0``. Ranges are parsed with Django's own ``MediaType``, so both checks read the header alike.
+    No header admits anything. Otherwise the most specific ranges that match the type (``type/subtype``
+    over ``type/*`` over ``*/*``) decide, and ``q=0`` refuses it. Parameters other than ``q`` do not change
+    what a range matches (``application/json; charset=utf-8`` admits JSON). Django's ``accepts()`` is not
+    used: it drops ``q=0`` ranges before matching, so ``text/event-stream;q=0, */*`` would still admit an
+    event stream, and it matches a range with parameters only against a type with the same parameters.
     """
-    try:
-        if not request.accepts(media_type):
-            return False
-        header = request.headers.get("Accept", "*/*")
-        if ";" not in header:  # no range has a q=0 parameter: Django's answer stands, without a second parse
-            return True
-        wanted = MediaType(media_type)
-        matching = [MediaType(item) for item in header.split(",") if wanted.match(item)]
-    except ValueError:  # a parameter Django cannot decode: the header admits nothing
-        return False
-    most_specific = max(item.specificity for item in matching)
-    return any(item.quality > 0 for item in matching if item.specificity == most_specific)
+    if accept is None or not accept.strip():
+        return True
+    kind, _, subtype = media_type.partition("/")
+    best, admitted = -1, False
+    for range_kind, range_subtype, quality in _ranges(accept):
+        if range_kind == "*":
+            specificity = 0
+        elif range_kind != kind:
+            continue
+        elif range_subtype == "*":
+            specificity = 1
+        elif range_subtype == subtype:
+            specificity = 2
+        else:
+            continue
+        if specificity > best:
+            best, admitted = specificity, quality > 0
+        elif specificity == best:
+            admitted = admitted or quality > 0
+    return admitted
+
+
+@lru_cache(maxsize=256)
+def _ranges(accept: str) -> tuple[tuple[str, str, float], ...]:
+    """``(type, subtype, q)`` of each range of an Accept header; clients repeat the same few headers."""
+    found = []
+    for item in accept.split(","):
+        media, *parameters = item.split(";")
+        kind, _, subtype = media.strip().lower().partition("/")
+        if not kind:
+            continue
+        quality = 1.0
+        for parameter in parameters:
+            name, _, value = parameter.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    quality = float(value.strip())
+                except ValueError:
+                    quality = 0.0  # a range whose weight cannot be read is not one the client asked for
+        found.append((kind, subtype or "*", quality))
+    return tuple(found)
+
+
+class ScopeHeaders(Mapping[str, str]):
+    """The headers of an ASGI scope, read as Django reads them, without building a Django request.
+
+    Names match case-insensitively; a repeated header's values are joined with commas; names with an
+    underscore are left out (Django drops them, so that ``X_Forwarded_For`` cannot pose as another header).
+    Building Django's own request costs about ten times as much, on every request a client makes.
+    """
+
+    def __init__(self, scope: Mapping[str, Any]) -> None:
+        values: dict[str, str] = {}
+        for raw_name, raw_value in scope.get("headers", ()):
+            name = raw_name.decode("latin-1").lower()
+            if "_" in name:
+                continue
+            value = raw_value.decode("latin-1")
+            values[name] = f"{values[name]},{value}" if name in values else value
+        self._values = values
+
+    def __getitem__(self, name: str) -> str:
+        return self._values[name.lower()]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
 
 
 class HTTPError(Exception):
@@ -88,11 +144,12 @@ class HTTPError(Exception):
 
 
 class HTTPRequest:
-    """One request to the Streamable HTTP endpoint: Django's request, and the ASGI channel it came on.
+    """One request to the Streamable HTTP endpoint: its headers, its body, and the ASGI channel it came on.
 
-    ``django`` is a real ``ASGIRequest`` built from the scope; headers, content type and Accept are read
-    through it, and DRF authentication classes receive it. The rest is here because Django's request does
-    not fit a consumer that answers as it goes. Django's ASGI handler and Channels' ``AsyncHttpConsumer``
+    Headers are read from the scope (``ScopeHeaders``); ``django``, a real ``ASGIRequest``, is built only
+    when something needs Django's own reading: DRF authentication classes, and the scheme behind a proxy
+    for an Origin check. The rest is here because Django's request does not fit a consumer that answers as
+    it goes. Django's ASGI handler and Channels' ``AsyncHttpConsumer``
     both read the whole body before any code runs, with no limit while reading; ``read_body`` reads it
     chunk by chunk and answers 413 before holding more than MAX_MESSAGE_BYTES, then hands it to the
     Django request. And an SSE response must notice ``http.disconnect`` while it streams, which only the
@@ -115,11 +172,20 @@ class HTTPRequest:
 
     @property
     def method(self) -> str:
-        return self.django.method
+        return str(self.scope.get("method", "GET"))
+
+    @cached_property
+    def headers(self) -> ScopeHeaders:
+        return ScopeHeaders(self.scope)
 
     @property
-    def headers(self) -> HttpHeaders:
-        return self.django.headers
+    def scheme(self) -> str:
+        """The scheme as Django reads it (``SECURE_PROXY_SSL_HEADER`` included); only Origin checks need it."""
+        return str(self.django.scheme)
+
+    @property
+    def content_type(self) -> str:
+        return str(self.headers.get("Content-Type", "")).split(";")[0].strip().lower()
 
     @cached_property
     def duplicated_routing_header(self) -> str | None:
@@ -128,12 +194,12 @@ class HTTPRequest:
     @cached_property
     def accepts_json(self) -> bool:
         # A client that names no types takes any; one that names some must admit JSON.
-        return not self.headers.get("Accept") or acceptable(self.django, "application/json")
+        return acceptable(self.headers.get("Accept"), "application/json")
 
     @cached_property
     def accepts_sse(self) -> bool:
         # An event stream only for a client that asks for one: without an Accept header, answers are JSON.
-        return bool(self.headers.get("Accept")) and acceptable(self.django, "text/event-stream")
+        return bool(self.headers.get("Accept")) and acceptable(self.headers.get("Accept"), "text/event-stream")
 
     async def read_body(self) -> bytes:
         """The body, read once: 413 past MAX_MESSAGE_BYTES, 400 when the client leaves while sending it."""
@@ -159,7 +225,7 @@ class HTTPRequest:
         """The decoded body; 406/415/400 for what a JSON-RPC POST may not be."""
         if not self.accepts_json:
             raise HTTPError(406, InvalidRequest("Accept must include application/json"))
-        if self.django.content_type != "application/json":
+        if self.content_type != "application/json":
             raise HTTPError(415, InvalidRequest("Content-Type must be application/json"))
         raw = await self.read_body()
         try:

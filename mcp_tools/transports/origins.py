@@ -7,14 +7,23 @@ it arrived with, or the one ``SECURE_PROXY_SSL_HEADER`` reports, and its ``Host`
 
 from __future__ import annotations
 
+from typing import Protocol
 from urllib.parse import ParseResult, urlparse
 
 from channels.security.websocket import OriginValidator
 from django.conf import settings
-from django.http import HttpRequest
 from django.http.request import split_domain_port, validate_host
 
+from mcp_tools.access.authentication import Connection as Credentials
 from mcp_tools.conf import mcp_settings
+
+
+class Connection(Credentials, Protocol):
+    """A connection as an Origin check reads it: its headers, and its scheme as Django decides it."""
+
+    @property
+    def scheme(self) -> str | None: ...
+
 
 WEB_SCHEMES = ("http", "https")
 SECURE_SCHEMES = frozenset({"https", "wss"})
@@ -65,7 +74,7 @@ def listed_origins() -> list[str]:
     return list(listed) if isinstance(listed, list | tuple) else []
 
 
-def connection_scheme(request: HttpRequest) -> str:
+def connection_scheme(request: Connection) -> str:
     """``http`` or ``https``: how the connection reached us, as Django's ``request.scheme`` decides it.
 
     A WebSocket handshake's ``ws`` and ``wss`` stand for ``http`` and ``https``.
@@ -73,12 +82,12 @@ def connection_scheme(request: HttpRequest) -> str:
     return "https" if request.scheme in SECURE_SCHEMES else "http"
 
 
-def connection_origin(request: HttpRequest) -> str | None:
+def connection_origin(request: Connection) -> str | None:
     host = request.headers.get("Host")
     return f"{connection_scheme(request)}://{host}" if host else None
 
 
-def trusted_patterns(request: HttpRequest) -> list[str]:
+def trusted_patterns(request: Connection) -> list[str]:
     """The connection's own origin and every configured origin, in Channels' pattern syntax."""
     configured = [*listed_origins(), *getattr(settings, "CSRF_TRUSTED_ORIGINS", ())]
     # Channels reads a pattern without a scheme as a bare host name, the very comparison this module
@@ -90,7 +99,7 @@ def trusted_patterns(request: HttpRequest) -> list[str]:
     return patterns
 
 
-def origin_allowed(origin: str | None, request: HttpRequest) -> bool:
+def origin_allowed(origin: str | None, request: Connection) -> bool:
     """No Origin (a non-browser client) passes; a browser origin must be the connection's own or trusted."""
     if origin is None or "*" in listed_origins():
         return True
@@ -101,7 +110,7 @@ def origin_allowed(origin: str | None, request: HttpRequest) -> bool:
     return bool(OriginValidator(None, trusted_patterns(request)).validate_origin(parsed))
 
 
-def connection_problem(request: HttpRequest) -> str | None:
+def connection_problem(request: Connection) -> str | None:
     """Why a connection must be refused (foreign Host or Origin), or None."""
     if not host_allowed(request.headers.get("Host")):
         return "host"
