@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator, Mapping
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import IO, Any
 
 from django.core.handlers.asgi import ASGIRequest
@@ -127,6 +127,10 @@ class ScopeHeaders(Mapping[str, str]):
     def __getitem__(self, name: str) -> str:
         return self._values[name.lower()]
 
+    def get(self, name: str, default: Any = None) -> Any:
+        # Mapping.get goes through __getitem__ and a KeyError for every absent header; this is the hot path.
+        return self._values.get(name.lower(), default)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._values)
 
@@ -158,25 +162,28 @@ class HTTPRequest:
 
     def __init__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         self.scope, self.receive, self.send = scope, receive, send
+        self.method: str = scope.get("method", "GET")
+        self.headers = ScopeHeaders(scope)
+        accept = self.headers.get("Accept")
+        # A client that names no types takes any; one that names some must admit JSON. An event stream only
+        # for a client that asks for one: without an Accept header, answers are JSON.
+        self.accepts_json = acceptable(accept, "application/json")
+        self.accepts_sse = bool(accept) and acceptable(accept, "text/event-stream")
         self.disconnected = False
         self.body: bytes | None = None
         # The Django request's body file; Django closes it once it has read it, so ``body`` keeps the bytes.
         self._body = io.BytesIO()
-
-    @cached_property
-    def django(self) -> ASGIRequest:
-        try:
-            return connection_request(self.scope, self._body)
-        except InvalidRequest as exc:
-            raise HTTPError(400, exc) from None
+        self._django: ASGIRequest | None = None
 
     @property
-    def method(self) -> str:
-        return str(self.scope.get("method", "GET"))
-
-    @cached_property
-    def headers(self) -> ScopeHeaders:
-        return ScopeHeaders(self.scope)
+    def django(self) -> ASGIRequest:
+        """Django's own request, built on first use (it costs far more than reading the scope)."""
+        if self._django is None:
+            try:
+                self._django = connection_request(self.scope, self._body)
+            except InvalidRequest as exc:
+                raise HTTPError(400, exc) from None
+        return self._django
 
     @property
     def scheme(self) -> str:
@@ -187,19 +194,9 @@ class HTTPRequest:
     def content_type(self) -> str:
         return str(self.headers.get("Content-Type", "")).split(";")[0].strip().lower()
 
-    @cached_property
+    @property
     def duplicated_routing_header(self) -> str | None:
         return duplicated_header(self.scope)
-
-    @cached_property
-    def accepts_json(self) -> bool:
-        # A client that names no types takes any; one that names some must admit JSON.
-        return acceptable(self.headers.get("Accept"), "application/json")
-
-    @cached_property
-    def accepts_sse(self) -> bool:
-        # An event stream only for a client that asks for one: without an Accept header, answers are JSON.
-        return bool(self.headers.get("Accept")) and acceptable(self.headers.get("Accept"), "text/event-stream")
 
     async def read_body(self) -> bytes:
         """The body, read once: 413 past MAX_MESSAGE_BYTES, 400 when the client leaves while sending it."""
