@@ -18,6 +18,8 @@ from django.db.models.fields.files import FieldFile
 from django.utils.functional import Promise
 
 _PLAIN = (bool, int, float, str, type(None))
+# One encoder for every call: json.dumps with options builds a new one each time.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def plain(value: Any, *, lenient: bool = False) -> Any:
@@ -49,4 +51,4 @@ def plain(value: Any, *, lenient: bool = False) -> Any:
 
 def text(value: Any) -> str:
     """Compact JSON text of a value that is already plain."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(value)
