@@ -1,20 +1,17 @@
-"""Shared fixtures: users, tokens, synced tools, and a WebSocket communicator client."""
+"""Shared fixtures: users, tokens, synced tools, and WebSocket sessions on the test application."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
-from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.core.management import call_command
 
 from mcp_tools.models import AccessToken
 from mcp_tools.tools.catalog import catalog
-
-TIMEOUT = 5
+from tests.websocket import TIMEOUT, Connect, WSClient, ws_headers
 
 
 @pytest.fixture(autouse=True)
@@ -37,46 +34,6 @@ def tools(db: None) -> None:
     call_command("mcp_sync", "--enable", "--everyone", verbosity=0, stdout=open("/dev/null", "w"))  # noqa: SIM115
 
 
-class WSClient:
-    """A JSON-RPC client over Channels' WebsocketCommunicator."""
-
-    def __init__(self, communicator: WebsocketCommunicator) -> None:
-        self.communicator = communicator
-        self.next_id = 0
-
-    async def send(self, message: Any) -> None:
-        await self.communicator.send_to(text_data=json.dumps(message))
-
-    async def receive(self) -> Any:
-        return json.loads(await self.communicator.receive_from(timeout=TIMEOUT))
-
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        self.next_id += 1
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        await self.send(message)
-        while True:
-            reply = await self.receive()
-            if isinstance(reply, dict) and reply.get("id") == self.next_id:
-                return reply
-
-    async def initialize(self, version: Any = "2025-11-25") -> dict[str, Any]:
-        reply = await self.request(
-            "initialize",
-            {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-        )
-        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        return reply
-
-
-def ws_headers(token: str | None) -> list[tuple[bytes, bytes]]:
-    headers = [(b"host", b"testserver")]
-    if token:
-        headers.append((b"authorization", f"Bearer {token}".encode()))
-    return headers
-
-
 @pytest.fixture
 async def ws(token: str, tools: None) -> AsyncIterator[WSClient]:
     from tests.asgi import application
@@ -86,14 +43,6 @@ async def ws(token: str, tools: None) -> AsyncIterator[WSClient]:
     assert connected and subprotocol == "mcp"
     yield WSClient(communicator)
     await communicator.disconnect()
-
-
-@database_sync_to_async
-def db_call(func: Any, *args: Any, **kwargs: Any) -> Any:
-    return func(*args, **kwargs)
-
-
-Connect = Callable[..., Awaitable[tuple[WebsocketCommunicator, bool, Any]]]
 
 
 @pytest.fixture

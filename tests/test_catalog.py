@@ -17,7 +17,8 @@ from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.jsonrpc import encode
 from mcp_tools.tools import catalog as catalog_module
 from mcp_tools.tools.catalog import Catalog, catalog, decode_cursor, encode_cursor
-from tests.test_server import LEGACY, MODERN, Wire, connected, error
+from tests.messages import LEGACY, MODERN, error
+from tests.wire import Wire, connected
 
 PAGE_SIZE = 5
 BAD_CURSOR = {"reason": "The cursor is not one this server issued."}

@@ -11,40 +11,12 @@ from django.test import Client
 
 from mcp_tools.models import Tool
 from mcp_tools.tools.registry import registry
-from tests.conftest import WSClient, db_call, ws_headers
+from tests.db import db_call
+from tests.websocket import WSClient, heard_once, listed, pong, ws_headers
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
 REGISTERED = [registered.key for registered in registry.all()]
-
-
-async def listed(client: WSClient) -> dict[str, dict[str, Any]]:
-    """Every tool of every page by name; each answer must be the very next frame the session sends."""
-    tools: dict[str, dict[str, Any]] = {}
-    cursor = None
-    while True:
-        client.next_id += 1
-        params = {} if cursor is None else {"cursor": cursor}
-        await client.send({"jsonrpc": "2.0", "id": client.next_id, "method": "tools/list", "params": params})
-        reply = await client.receive()
-        assert reply.get("id") == client.next_id, reply
-        tools |= {tool["name"]: tool for tool in reply["result"]["tools"]}
-        cursor = reply["result"].get("nextCursor")
-        if cursor is None:
-            return tools
-
-
-async def heard_once(client: WSClient) -> dict[str, dict[str, Any]]:
-    """Assert that exactly one list_changed arrives next; return the tools/list that follows it."""
-    assert await client.receive() == LIST_CHANGED
-    return await listed(client)
-
-
-async def pong(client: WSClient) -> dict[str, Any]:
-    """Ping and return the next frame, which must be the answer when nothing else was pending."""
-    await client.send({"jsonrpc": "2.0", "id": "ping", "method": "ping"})
-    return await client.receive()
 
 
 def create_tool() -> None:

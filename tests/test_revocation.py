@@ -18,10 +18,11 @@ from mcp_tools.notify import counters as polling
 from mcp_tools.notify.hub import hub
 from mcp_tools.server.session import TOKEN_EXPIRED, TOKEN_REVOKED, USER_INACTIVE
 from mcp_tools.transports.websocket import CLOSE_UNAUTHENTICATED
-from tests.conftest import TIMEOUT, Connect, WSClient, db_call, ws_headers
+from tests.db import db_call
 from tests.live.asgi_http import HttpClient, modern_headers, modern_request, request
-from tests.test_notifications import LIST_CHANGED, pong
-from tests.test_server import Wire
+from tests.messages import LIST_CHANGED
+from tests.websocket import TIMEOUT, Connect, WSClient, pong, ws_headers
+from tests.wire import Wire
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from mcp_types import _v2025_11_25 as sdk
+from mcp_types import _v2026_07_28 as sdk_modern
 
 from mcp_tools.models import Tool
 from mcp_tools.protocol import content, shapes
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.shapes import CallResult, ToolSpec
-from tests.test_server import DRAFTS, LEGACY, MODERN, SERVER_INFO, conforms, connected, sdk, sdk_modern
+from tests.messages import DRAFTS, LEGACY, MODERN, SERVER_INFO
+from tests.wire import conforms, connected
 
 ALL = [*LEGACY, MODERN]
 ICONS = [{"src": "https://example.com/add.png", "mimeType": "image/png", "sizes": ["48x48"]}]
