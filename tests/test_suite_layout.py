@@ -1,0 +1,54 @@
+"""The suite's own layout: test modules share code through helper modules and fixtures, never each other."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+SOURCES = sorted(path for path in TESTS.rglob("*.py") if "migrations" not in path.parts)
+
+
+def imported_modules(path: Path, root: Path = TESTS.parent) -> list[str]:
+    """Every module ``path`` imports, absolute or relative, with ``from X import Y`` also naming ``X.Y``."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = path.relative_to(root).parts[:-1]
+                anchor = ".".join(package[: len(package) - node.level + 1])
+                base = f"{anchor}.{base}" if base else anchor
+            found.append(base)
+            found.extend(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def is_test_module(name: str) -> bool:
+    parts = name.split(".")
+    return parts[0] == "tests" and (parts[-1].startswith("test_") or parts[-1] == "conftest")
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=[str(path.relative_to(TESTS)) for path in SOURCES])
+def test_no_module_of_the_suite_imports_a_test_module_or_a_conftest(path: Path) -> None:
+    assert [name for name in imported_modules(path) if is_test_module(name)] == []
+
+
+def test_the_layout_check_sees_test_modules_imported_every_way(tmp_path: Path) -> None:
+    source = tmp_path / "tests" / "test_example.py"
+    source.parent.mkdir()
+    source.write_text(
+        "import tests.test_a\n"
+        "from tests.test_b import helper\n"
+        "from tests import test_c\n"
+        "from .test_d import helper\n"
+        "from . import conftest\n"
+        "from tests.wire import Wire\n"
+    )
+    imported = [name for name in imported_modules(source, root=tmp_path) if is_test_module(name)]
+
+    assert imported == ["tests.test_a", "tests.test_b", "tests.test_c", "tests.test_d", "tests.conftest"]
