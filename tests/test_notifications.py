@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import transaction
 from django.test import Client
 
 from mcp_tools.models import Tool
 from mcp_tools.tools.registry import registry
 from tests.db import db_call
-from tests.websocket import WSClient, heard_once, listed, pong, ws_headers
+from tests.websocket import TIMEOUT, WSClient, heard_once, listed, pong, ws_headers
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -192,3 +194,34 @@ async def test_sessions_hear_changes_on_the_configured_channel_layer_alias(ws_se
     await db_call(disable_tool)
 
     assert "greet" not in await heard_once(client)
+
+
+class ReadTimeoutOnCancelLayer(InMemoryChannelLayer):
+    """Reports the first cancellation of a receive as a read timeout, as channels_redis on redis-py can."""
+
+    def __init__(self, **config: Any) -> None:
+        super().__init__(**config)
+        self.timed_out = False
+
+    async def receive(self, channel: str) -> dict[str, Any]:
+        try:
+            return await super().receive(channel)
+        except asyncio.CancelledError:
+            if self.timed_out:
+                raise
+            self.timed_out = True
+            raise TimeoutError("Timeout reading from 127.0.0.1:6379") from None
+
+
+async def test_the_last_session_leaving_stops_the_group_listener_even_if_its_read_times_out_as_it_stops(
+    ws_session, settings
+):
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": f"{__name__}.ReadTimeoutOnCancelLayer"}}
+    layer = get_channel_layer()
+    client = await ws_session()
+    [listening] = [task for task in asyncio.all_tasks() if task.get_coro().__qualname__ == "Hub._run"]
+
+    await client.communicator.disconnect(timeout=TIMEOUT)
+
+    done, _pending = await asyncio.wait({listening}, timeout=TIMEOUT)
+    assert (layer.timed_out, done) == (True, {listening})
