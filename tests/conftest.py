@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import io
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from django.core.management import call_command
 
 from mcp_tools.models import AccessToken
 from mcp_tools.tools.catalog import catalog
+from tests.db import WorkerConnections
 from tests.websocket import TIMEOUT, Connect, WSClient, ws_headers
 
 
@@ -31,7 +33,7 @@ def token(user: Any) -> str:
 
 @pytest.fixture
 def tools(db: None) -> None:
-    call_command("mcp_sync", "--enable", "--everyone", verbosity=0, stdout=open("/dev/null", "w"))  # noqa: SIM115
+    call_command("mcp_sync", "--enable", "--everyone", verbosity=0, stdout=io.StringIO())
 
 
 @pytest.fixture
@@ -82,23 +84,21 @@ def ws_session(ws_connect: Connect, token: str, tools: None) -> Callable[..., Aw
     return open_session
 
 
-def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
-    """Drop this run's PostgreSQL test database even if a worker thread still holds a connection to it."""
-    import os
-    from urllib.parse import urlsplit
+worker_connections = WorkerConnections()
+worker_connections.watch()
 
-    url = os.environ.get("MCP_TEST_DATABASE_URL")
-    if not url:
-        return
-    import psycopg
 
-    parts = urlsplit(url)
-    with psycopg.connect(
-        host=parts.hostname or "127.0.0.1",
-        port=parts.port or 5432,
-        user=parts.username or "postgres",
-        password=parts.password or "",
-        dbname=parts.path.lstrip("/") or "postgres",
-        autocommit=True,
-    ) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "test_mcp_tools_{os.getpid()}" WITH (FORCE)')
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    """Once a test's event loop is closed and its executor threads joined, close the connections they opened."""
+    try:
+        return (yield)
+    finally:
+        worker_connections.close_finished()
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None) -> Iterator[None]:
+    """pytest-django's test databases, dropped only once no thread holds a connection to them."""
+    yield
+    worker_connections.close_all()
