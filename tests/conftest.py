@@ -3,22 +3,32 @@
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 from typing import Any
 
 import pytest
+from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.core.management import call_command
 
 from mcp_tools.models import AccessToken
 from mcp_tools.tools.catalog import catalog
 from tests.db import WorkerConnections
+from tests.live.sites import delete_keys
 from tests.websocket import TIMEOUT, Connect, WSClient, ws_headers
 
 
 @pytest.fixture(autouse=True)
 def _fresh_catalog() -> None:
     catalog.invalidate()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_channel_layers() -> None:
+    # Every test runs on an event loop of its own, and a Redis layer keeps locks and buffers bound to one loop.
+    for alias in channel_layers.configs:
+        channel_layers.set(alias, channel_layers.make_backend(alias))
 
 
 @pytest.fixture
@@ -95,6 +105,14 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
         return (yield)
     finally:
         worker_connections.close_finished()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Delete this run's channel layer and cache keys from Redis."""
+    from django.conf import settings
+
+    if os.environ.get("MCP_TEST_CHANNEL_LAYER") == "redis":
+        delete_keys(settings.REDIS_URL, settings.REDIS_PREFIX)
 
 
 @pytest.fixture(scope="session")
