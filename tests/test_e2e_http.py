@@ -22,6 +22,7 @@ from tests.live.sites import Site
 from tests.origins import local_origins
 
 pytest_plugins = ["tests.live.fixtures"]
+pytestmark = pytest.mark.live
 
 TIMEOUT = 10
 TOOL_ADMIN = "mcp_tools/tool"

@@ -1,4 +1,5 @@
-"""The suite's own layout: test modules share code through helper modules and fixtures, never each other."""
+"""The suite's own layout: test modules share code through helper modules and fixtures, never each other,
+and those that start processes are marked ``live``."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 SOURCES = sorted(path for path in TESTS.rglob("*.py") if "migrations" not in path.parts)
+TEST_MODULES = sorted(TESTS.glob("test_*.py"))
+# What a module needs to start processes: live server fixtures, sites and servers, or subprocess itself.
+PROCESS_MODULES = {"tests.live.fixtures", "tests.live.servers", "tests.live.sites", "subprocess"}
 
 
 def imported_modules(path: Path, root: Path = TESTS.parent) -> list[str]:
@@ -52,3 +56,27 @@ def test_the_layout_check_sees_test_modules_imported_every_way(tmp_path: Path) -
     imported = [name for name in imported_modules(source, root=tmp_path) if is_test_module(name)]
 
     assert imported == ["tests.test_a", "tests.test_b", "tests.test_c", "tests.test_d", "tests.conftest"]
+
+
+def assigned(path: Path, name: str) -> ast.expr | None:
+    """The value a test module assigns to ``name`` at its top level."""
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, ast.Assign) and any(getattr(target, "id", "") == name for target in node.targets):
+            return node.value
+    return None
+
+
+def starts_processes(path: Path) -> bool:
+    plugins = assigned(path, "pytest_plugins")
+    loaded = {node.value for node in ast.walk(plugins) if isinstance(node, ast.Constant)} if plugins else set()
+    return bool((set(imported_modules(path)) | loaded) & PROCESS_MODULES)
+
+
+def marked_live(path: Path) -> bool:
+    mark = assigned(path, "pytestmark")
+    return mark is not None and "pytest.mark.live" in ast.unparse(mark)
+
+
+@pytest.mark.parametrize("path", TEST_MODULES, ids=[path.name for path in TEST_MODULES])
+def test_a_test_module_is_marked_live_exactly_when_it_starts_processes(path: Path) -> None:
+    assert marked_live(path) == starts_processes(path)
