@@ -1,25 +1,34 @@
-"""Shared fixtures: users, tokens, synced tools, and a WebSocket communicator client."""
+"""Shared fixtures: users, tokens, synced tools, and WebSocket sessions on the test application."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+import io
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 from typing import Any
 
 import pytest
-from channels.db import database_sync_to_async
+from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.core.management import call_command
 
 from mcp_tools.models import AccessToken
 from mcp_tools.tools.catalog import catalog
-
-TIMEOUT = 5
+from tests.db import WorkerConnections
+from tests.live.sites import delete_keys
+from tests.websocket import TIMEOUT, Connect, WSClient, ws_headers
 
 
 @pytest.fixture(autouse=True)
 def _fresh_catalog() -> None:
     catalog.invalidate()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_channel_layers() -> None:
+    # Every test runs on an event loop of its own, and a Redis layer keeps locks and buffers bound to one loop.
+    for alias in channel_layers.configs:
+        channel_layers.set(alias, channel_layers.make_backend(alias))
 
 
 @pytest.fixture
@@ -34,47 +43,7 @@ def token(user: Any) -> str:
 
 @pytest.fixture
 def tools(db: None) -> None:
-    call_command("mcp_sync", "--enable", "--everyone", verbosity=0, stdout=open("/dev/null", "w"))  # noqa: SIM115
-
-
-class WSClient:
-    """A JSON-RPC client over Channels' WebsocketCommunicator."""
-
-    def __init__(self, communicator: WebsocketCommunicator) -> None:
-        self.communicator = communicator
-        self.next_id = 0
-
-    async def send(self, message: Any) -> None:
-        await self.communicator.send_to(text_data=json.dumps(message))
-
-    async def receive(self) -> Any:
-        return json.loads(await self.communicator.receive_from(timeout=TIMEOUT))
-
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        self.next_id += 1
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        await self.send(message)
-        while True:
-            reply = await self.receive()
-            if isinstance(reply, dict) and reply.get("id") == self.next_id:
-                return reply
-
-    async def initialize(self, version: Any = "2025-11-25") -> dict[str, Any]:
-        reply = await self.request(
-            "initialize",
-            {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-        )
-        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        return reply
-
-
-def ws_headers(token: str | None) -> list[tuple[bytes, bytes]]:
-    headers = [(b"host", b"testserver")]
-    if token:
-        headers.append((b"authorization", f"Bearer {token}".encode()))
-    return headers
+    call_command("mcp_sync", "--enable", "--everyone", verbosity=0, stdout=io.StringIO())
 
 
 @pytest.fixture
@@ -86,14 +55,6 @@ async def ws(token: str, tools: None) -> AsyncIterator[WSClient]:
     assert connected and subprotocol == "mcp"
     yield WSClient(communicator)
     await communicator.disconnect()
-
-
-@database_sync_to_async
-def db_call(func: Any, *args: Any, **kwargs: Any) -> Any:
-    return func(*args, **kwargs)
-
-
-Connect = Callable[..., Awaitable[tuple[WebsocketCommunicator, bool, Any]]]
 
 
 @pytest.fixture
@@ -133,23 +94,29 @@ def ws_session(ws_connect: Connect, token: str, tools: None) -> Callable[..., Aw
     return open_session
 
 
-def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
-    """Drop this run's PostgreSQL test database even if a worker thread still holds a connection to it."""
-    import os
-    from urllib.parse import urlsplit
+worker_connections = WorkerConnections()
+worker_connections.watch()
 
-    url = os.environ.get("MCP_TEST_DATABASE_URL")
-    if not url:
-        return
-    import psycopg
 
-    parts = urlsplit(url)
-    with psycopg.connect(
-        host=parts.hostname or "127.0.0.1",
-        port=parts.port or 5432,
-        user=parts.username or "postgres",
-        password=parts.password or "",
-        dbname=parts.path.lstrip("/") or "postgres",
-        autocommit=True,
-    ) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "test_mcp_tools_{os.getpid()}" WITH (FORCE)')
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    """Once a test's event loop is closed and its executor threads joined, close the connections they opened."""
+    try:
+        return (yield)
+    finally:
+        worker_connections.close_finished()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Delete this run's channel layer and cache keys from Redis."""
+    from django.conf import settings
+
+    if os.environ.get("MCP_TEST_CHANNEL_LAYER") == "redis":
+        delete_keys(settings.REDIS_URL, settings.REDIS_PREFIX)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None) -> Iterator[None]:
+    """pytest-django's test databases, dropped only once no thread holds a connection to them."""
+    yield
+    worker_connections.close_all()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -82,19 +83,20 @@ def _sqlite(path: str | None) -> dict[str, object]:
 
 DATABASES = {"default": _database(os.environ.get("MCP_TEST_DATABASE_URL"))}
 
-REDIS_URL = os.environ.get("MCP_TEST_REDIS_URL")
-# A per-run prefix keeps concurrent runs sharing one Redis apart.
-REDIS_PREFIX = os.environ.get("MCP_TEST_REDIS_PREFIX", "mcp_tools_tests")
+REDIS_URL = os.environ.get("MCP_TEST_REDIS_URL") or "redis://127.0.0.1:6379/0"
+# Channel layer and cache keys live under a prefix of this run's own, so runs sharing one Redis never meet;
+# tests/conftest.py deletes them when the run ends. Live servers are given their site's prefix.
+REDIS_PREFIX = os.environ.get("MCP_TEST_REDIS_PREFIX") or f"mcp_tools_tests_{secrets.token_hex(6)}"
 CHANNEL_LAYERS: dict[str, dict[str, object]] = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 CACHES: dict[str, dict[str, object]] = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 if os.environ.get("MCP_TEST_CHANNEL_LAYER") == "redis":
     CHANNEL_LAYERS["default"] = {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL or "redis://127.0.0.1:6379/0"], "prefix": REDIS_PREFIX},
+        "CONFIG": {"hosts": [REDIS_URL], "prefix": REDIS_PREFIX},
     }
     CACHES["default"] = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
-        "LOCATION": REDIS_URL or "redis://127.0.0.1:6379/0",
+        "LOCATION": REDIS_URL,
         "KEY_PREFIX": REDIS_PREFIX,
     }
 

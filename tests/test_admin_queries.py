@@ -15,10 +15,10 @@ from django.test import Client
 from mcp_tools.access import scopes
 from mcp_tools.models import ModelQuery, Tool
 from mcp_tools.tools.registry import registry
-from tests.conftest import db_call
+from tests.admin_forms import NO_GRANTS, grant_forms
+from tests.db import db_call
 from tests.live.admin_client import form_fields
-from tests.test_admin import NO_GRANTS, grant_forms
-from tests.test_notifications import heard_once
+from tests.websocket import heard_once
 
 pytestmark = pytest.mark.django_db
 

@@ -30,10 +30,12 @@ from mcp_tools.exceptions import INVALID_PARAMS
 from mcp_tools.models import AccessToken, Tool, ToolCall
 from mcp_tools.protocol.jsonrpc import encode
 from mcp_tools.server.calls import GENERIC_FAILURE
-from tests.conftest import TIMEOUT, WSClient, db_call, ws_headers
+from tests.db import db_call
 from tests.live.asgi_http import HttpClient
-from tests.test_server import connected, error, rpc, start_slow_count, text_result
+from tests.messages import error, rpc, text_result
 from tests.testapp.mcp_tools import gate
+from tests.websocket import TIMEOUT, WSClient, ws_headers
+from tests.wire import connected, start_slow_count
 
 FIELDS = (
     "user_id",

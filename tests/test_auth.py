@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 from datetime import timedelta
 from typing import Any
@@ -11,7 +10,6 @@ import pytest
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import ImproperlyConfigured
-from django.test import Client
 from django.utils import timezone
 
 from mcp_tools.access import authentication
@@ -23,7 +21,6 @@ from mcp_tools.access.authentication import (
     forget_tokens,
     user_for_token,
 )
-from mcp_tools.exceptions import INVALID_REQUEST
 from mcp_tools.models import AccessToken
 from mcp_tools.transports.http_request import connection_request
 from mcp_tools.transports.origins import (
@@ -33,19 +30,21 @@ from mcp_tools.transports.origins import (
     host_allowed,
     origin_allowed,
 )
-from tests.conftest import TIMEOUT, WSClient, db_call, ws_headers
+from tests.db import db_call
+from tests.messages import rpc_error
+from tests.origins import (
+    CSRF_ORIGIN_VERDICTS,
+    CSRF_ORIGINS,
+    LISTED_ORIGIN_VERDICTS,
+    LISTED_ORIGINS,
+    ORIGIN_CASES,
+    ORIGIN_IDS,
+    PROXY_CASES,
+)
+from tests.websocket import HOST, TIMEOUT, WSClient, denial, login_cookie, whoami, ws_headers
 
-HOST = (b"host", b"testserver")
 BAD_TOKEN = "The access token is invalid or expired."
 BAD_SCHEME = "Use 'Authorization: Bearer <token>'."
-
-
-def rpc_error(message: str) -> bytes:
-    """The JSON-RPC error body a refused handshake carries."""
-    return json.dumps(
-        {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}},
-        separators=(",", ":"),
-    ).encode()
 
 
 def scope(*headers: tuple[bytes, bytes], user: Any = None) -> dict[str, Any]:
@@ -66,83 +65,6 @@ def bearer(raw: str) -> tuple[bytes, bytes]:
 
 def mcp_tools_setting(settings: Any, **values: Any) -> None:
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, **values}
-
-
-async def whoami(communicator: WebsocketCommunicator) -> Any:
-    client = WSClient(communicator)
-    await client.initialize()
-    reply = await client.request("tools/call", {"name": "whoami"})
-    return reply["result"]["structuredContent"]
-
-
-def login_cookie(user: Any) -> tuple[bytes, bytes]:
-    client = Client()
-    client.force_login(user)
-    return (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())
-
-
-# Which Origin a connection accepts: (secure connection, Host header, Origin header, accepted). The HTTP
-# tests run the same table.
-ORIGIN_CASES: list[tuple[bool, str, str | None, bool]] = [
-    (False, "testserver", None, True),
-    (False, "testserver", "http://testserver", True),
-    (False, "testserver", "http://TESTSERVER:80", True),
-    (False, "testserver:80", "http://testserver", True),
-    (False, "127.0.0.1:8000", "http://127.0.0.1:8000", True),
-    (False, "127.0.0.1:8000", "http://127.0.0.1:3000", False),
-    (False, "127.0.0.1:8000", "https://localhost:4444", False),
-    (False, "127.0.0.1:8000", "http://localhost:8000", False),
-    (False, "127.0.0.1:8000", "https://127.0.0.1:8000", False),
-    (True, "testserver", "https://testserver", True),
-    (True, "testserver", "https://testserver:443", True),
-    (True, "testserver:443", "https://testserver", True),
-    (True, "testserver", "http://testserver", False),
-    (True, "testserver", "https://testserver:8443", False),
-    (False, "[::1]:8000", "http://[::1]:8000", True),
-    (False, "[::1]:8000", "http://[::1]:8001", False),
-    (False, "[::1]:8000", "http://127.0.0.1:8000", False),
-    (False, "[::1]", "http://[::1]:80", True),
-    (False, "testserver", "null", False),
-    (False, "testserver", "", False),
-    (False, "testserver", "file://testserver", False),
-    (False, "testserver", "ws://testserver", False),
-    (False, "testserver", "http://evil.example", False),
-    (False, "testserver", "http://testserver.evil.example", False),
-    (False, "testserver", "http://testserver/", False),
-    (False, "testserver", "http://user@testserver", False),
-    (False, "testserver", "http://testserver:port", False),
-    (False, "testserver", "http://[::1", False),
-]
-ORIGIN_IDS = [f"{'secure' if s else 'plain'}-{h}-{o}" for s, h, o, _accepted in ORIGIN_CASES]
-LISTED_ORIGIN_VERDICTS = [
-    ("https://app.example", True),
-    ("https://app.example:443", True),
-    ("http://app.example", False),
-    ("https://app.example:8443", False),
-    ("https://sub.app.example", False),
-    ("http://[::1]:3000", True),
-    ("http://[::1]:3001", False),
-]
-LISTED_ORIGINS = [origin for origin, _accepted in LISTED_ORIGIN_VERDICTS]
-CSRF_ORIGIN_VERDICTS = [
-    ("https://shop.example", True),
-    ("http://shop.example", False),
-    ("https://a.example.com", True),
-    ("https://a.b.example.com", True),
-    ("https://a.example.com:8443", False),
-    ("http://a.example.com", False),
-    ("https://example.com.evil", False),
-]
-CSRF_ORIGINS = [origin for origin, _accepted in CSRF_ORIGIN_VERDICTS]
-# (X-Forwarded-Proto, Origin, accepted) on a plain connection to testserver, the proxy header set.
-PROXY_CASES: list[tuple[str | None, str, bool]] = [
-    ("https", "https://testserver", True),
-    ("https", "http://testserver", False),
-    ("https, http", "https://testserver", True),
-    ("http", "http://testserver", True),
-    ("http", "https://testserver", False),
-    (None, "http://testserver", True),
-]
 
 
 async def handshake(
@@ -298,21 +220,6 @@ class TestHandshake:
         _communicator, accepted, _ = await ws_connect([bearer(token)])
 
         assert not accepted
-
-
-async def denial(headers: list[tuple[bytes, bytes]]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The HTTP denial response of a handshake on a server that supports ``websocket.http.response``."""
-    from tests.asgi import application
-
-    communicator = WebsocketCommunicator(application, "/mcp/ws", headers=headers, subprotocols=["mcp"])
-    communicator.scope["extensions"] = {"websocket.http.response": {}}
-    try:
-        await communicator.send_input({"type": "websocket.connect"})
-        start = await communicator.receive_output(timeout=TIMEOUT)
-        body = await communicator.receive_output(timeout=TIMEOUT)
-    finally:
-        await communicator.disconnect(timeout=TIMEOUT)
-    return start, body
 
 
 @pytest.mark.django_db(transaction=True)

@@ -20,7 +20,8 @@ from mcp_tools.server.listing import decode_cursor, definition_json, encode_curs
 from mcp_tools.tools import catalog as catalog_module
 from mcp_tools.tools.catalog import Catalog, catalog
 from mcp_tools.tools.snapshot import Snapshot
-from tests.test_server import LEGACY, MODERN, Wire, connected, error
+from tests.messages import LEGACY, MODERN, error
+from tests.wire import Wire, connected
 
 PAGE_SIZE = 5
 BAD_CURSOR = {"reason": "The cursor is not one this server issued."}

@@ -14,7 +14,7 @@ from channels.testing import WebsocketCommunicator
 
 from mcp_tools.transports.channels_adapter import DirectDispatch
 from mcp_tools.transports.websocket import MCPWebsocketConsumer
-from tests.conftest import TIMEOUT, WSClient
+from tests.websocket import TIMEOUT, WSClient
 
 # What DirectDispatch copies, minus the aclose_old_connections() line. When this test fails, Channels has
 # changed how it dispatches: read the new AsyncConsumer.dispatch, bring DirectDispatch in line with it

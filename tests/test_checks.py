@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 from django.core import checks
-from django.core.checks import run_checks
 from django.core.management import call_command
 
 from mcp_tools.conf import DEFAULTS
 from mcp_tools.models import ModelQuery, Tool
+from tests.system_checks import mcp_checks
 
 VALID_KEYS = ", ".join(sorted(DEFAULTS))
 NO_LAYER = checks.Warning(
@@ -19,11 +19,6 @@ NO_LAYER = checks.Warning(
     hint="Set CHANNEL_LAYERS (channels_redis in production, InMemoryChannelLayer for one process).",
     id="mcp_tools.W001",
 )
-
-
-def mcp_checks(**kwargs: Any) -> list[checks.CheckMessage]:
-    found = [m for m in run_checks(**kwargs) if m.id and m.id.startswith("mcp_tools.")]
-    return sorted(found, key=lambda m: (m.id, m.msg))
 
 
 def not_seconds(name: str) -> checks.Error:

@@ -21,6 +21,7 @@ from tests.live.servers import ROOT, ServerProcess
 from tests.live.sites import Site, sqlite_switches
 
 pytest_plugins = ["tests.live.fixtures"]
+pytestmark = pytest.mark.live
 
 SETTINGS = "tests.conformance.settings"
 EXPECTED_FAILURES = ROOT / "tests" / "conformance" / "expected-failures.yml"

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.live.admin_client import AdminClient
 from tests.live.servers import ServerProcess
 from tests.live.sites import Seed, Site
 from tests.live.websocket_client import mcp_websocket
 
 pytest_plugins = ["tests.live.fixtures"]
+pytestmark = pytest.mark.live
 
 LATEST = "2025-11-25"
 LIST_CHANGED = "notifications/tools/list_changed"

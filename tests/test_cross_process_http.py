@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
+import pytest
 
 from mcp_tools.exceptions import INVALID_REQUEST
 from tests.live.admin_client import AdminClient
@@ -17,6 +18,7 @@ from tests.live.sites import Site
 from tests.live.sse import EventReader
 
 pytest_plugins = ["tests.live.fixtures"]
+pytestmark = pytest.mark.live
 
 TIMEOUT = 10
 LATEST = "2025-11-25"

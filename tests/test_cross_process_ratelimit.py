@@ -5,12 +5,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
+
 from tests.live.admin_client import AdminClient
 from tests.live.servers import ServerProcess
 from tests.live.sites import Site
 from tests.live.websocket_client import MCPWebSocket, mcp_websocket
 
 pytest_plugins = ["tests.live.fixtures"]
+pytestmark = pytest.mark.live
 
 LATEST = "2025-11-25"
 TOOL_ADMIN = "mcp_tools/tool"

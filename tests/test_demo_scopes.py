@@ -16,6 +16,8 @@ import pytest
 from tests.live.servers import ROOT
 from tests.live.sites import child_environment
 
+pytestmark = pytest.mark.live
+
 COMMAND_TIMEOUT = 120
 ORDERS_BY_MANAGER = """
     SELECT o.id, COALESCE(u.username, '') FROM shop_order o

@@ -16,9 +16,10 @@ from rest_framework.authtoken.models import Token
 
 from mcp_tools.exceptions import INVALID_REQUEST
 from mcp_tools.models import ToolCall
-from tests.conftest import WSClient, db_call, ws_headers
+from tests.db import db_call
 from tests.live.asgi_http import Headers, HttpClient, modern_headers, modern_request, request
-from tests.test_auth import HOST, denial, login_cookie, rpc_error, whoami
+from tests.messages import rpc_error
+from tests.websocket import HOST, WSClient, denial, login_cookie, whoami, ws_headers
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

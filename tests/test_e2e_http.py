@@ -19,9 +19,10 @@ from mcp_tools import __version__
 from tests.live.admin_client import AdminClient
 from tests.live.servers import ServerProcess
 from tests.live.sites import Site
-from tests.test_e2e_websocket import local_origins
+from tests.origins import local_origins
 
 pytest_plugins = ["tests.live.fixtures"]
+pytestmark = pytest.mark.live
 
 TIMEOUT = 10
 TOOL_ADMIN = "mcp_tools/tool"

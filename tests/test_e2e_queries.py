@@ -23,6 +23,7 @@ from tests.live.servers import ServerProcess
 from tests.live.sites import Site
 
 pytest_plugins = ["tests.live.fixtures"]
+pytestmark = pytest.mark.live
 
 TIMEOUT = 10
 MODES = ["legacy", "auto"]

@@ -15,8 +15,10 @@ from tests.live.admin_client import AdminClient
 from tests.live.servers import ServerProcess
 from tests.live.sites import Site
 from tests.live.websocket_client import mcp_websocket
+from tests.origins import local_origins
 
 pytest_plugins = ["tests.live.fixtures"]
+pytestmark = pytest.mark.live
 
 LATEST = "2025-11-25"
 LIST_CHANGED = "notifications/tools/list_changed"
@@ -136,18 +138,6 @@ async def test_handshake_from_a_foreign_origin_is_refused_with_403(uvicorn_serve
         "id": None,
         "error": {"code": INVALID_REQUEST, "message": "Invalid Origin header"},
     }
-
-
-def local_origins(server: ServerProcess) -> list[tuple[str, bool]]:
-    """Origins of pages a browser on this machine might show, and whether the server on its port takes them."""
-    return [
-        (server.base_url, True),
-        (f"http://127.0.0.1:{server.port + 1}", False),
-        (f"https://127.0.0.1:{server.port}", False),
-        (f"http://localhost:{server.port}", False),
-        ("https://localhost:4444", False),
-        ("null", False),
-    ]
 
 
 async def test_only_the_servers_own_origin_may_open_a_handshake(uvicorn_server: ServerProcess, live_site: Site):

@@ -37,6 +37,7 @@ from tests.live.sse import EventReader
 from tests.live.websocket_client import MCPWebSocket, mcp_websocket
 
 pytest_plugins = ["tests.live.fixtures"]
+pytestmark = pytest.mark.live
 
 LATEST = "2025-11-25"
 LIST_CHANGED = "notifications/tools/list_changed"

@@ -33,8 +33,9 @@ from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.jsonrpc import encode
 from mcp_tools.server.dispatch import Server
 from mcp_tools.server.session import Session
-from tests.conftest import TIMEOUT, WSClient, ws_headers
-from tests.test_server import connected, error, text_result
+from tests.messages import error, text_result
+from tests.websocket import TIMEOUT, WSClient, ws_headers
+from tests.wire import connected
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -20,10 +20,11 @@ from mcp_tools.server.session import USER_INACTIVE
 from mcp_tools.tools.entries import Entry, Grants
 from mcp_tools.tools.registry import registry
 from mcp_tools.tools.spec import ToolSpec
-from tests.conftest import Connect, WSClient, db_call, ws_headers
+from tests.db import db_call
 from tests.live.asgi_http import HttpClient, Response, modern_headers, modern_request, request
-from tests.test_notifications import LIST_CHANGED, heard_once, listed, pong
-from tests.test_server import Wire
+from tests.messages import LIST_CHANGED
+from tests.websocket import Connect, WSClient, heard_once, listed, pong, ws_headers
+from tests.wire import Wire
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

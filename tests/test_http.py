@@ -17,18 +17,13 @@ from mcp_tools.models import AccessToken, Tool
 from mcp_tools.notify.hub import hub
 from mcp_tools.tools.registry import registry
 from mcp_tools.transports.http import StreamListener
-from tests.conftest import TIMEOUT, WSClient, db_call
+from tests.db import db_call
 from tests.live.asgi_http import HttpClient, notification, request
 from tests.live.sse import Frame
 from tests.live.tasks import tasks_running
-from tests.test_auth import (
-    CSRF_ORIGIN_VERDICTS,
-    LISTED_ORIGIN_VERDICTS,
-    ORIGIN_CASES,
-    ORIGIN_IDS,
-    PROXY_CASES,
-)
+from tests.origins import CSRF_ORIGIN_VERDICTS, LISTED_ORIGIN_VERDICTS, ORIGIN_CASES, ORIGIN_IDS, PROXY_CASES
 from tests.testapp.mcp_tools import gate
+from tests.websocket import TIMEOUT, WSClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

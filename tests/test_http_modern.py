@@ -19,7 +19,7 @@ from mcp_tools.exceptions import (
 from mcp_tools.models import Tool
 from mcp_tools.notify.hub import hub
 from mcp_tools.server.session import Session
-from tests.conftest import WSClient, db_call
+from tests.db import db_call
 from tests.live.asgi_http import (
     CLIENT_CAPABILITIES_META,
     MODERN,
@@ -31,6 +31,7 @@ from tests.live.asgi_http import (
     notification,
     request,
 )
+from tests.websocket import WSClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -17,9 +17,10 @@ from mcp_tools.conf import DEFAULTS
 from mcp_tools.exceptions import INVALID_PARAMS, INVALID_REQUEST
 from mcp_tools.models import AccessToken, ClientSession, ToolCall
 from mcp_tools.transports.http_sessions import ENTRY_BYTES, memory_size, store
-from tests.conftest import TIMEOUT, WSClient, db_call
+from tests.db import db_call
 from tests.live.asgi_http import HttpClient, request
 from tests.testapp.mcp_tools import gate
+from tests.websocket import TIMEOUT, WSClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

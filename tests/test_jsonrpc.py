@@ -21,7 +21,8 @@ from mcp_tools.exceptions import (
 from mcp_tools.protocol import jsonrpc
 from mcp_tools.protocol.errors import error_response
 from mcp_tools.protocol.jsonrpc import Invalid, Notification, RawJSON, Request, Response
-from tests.test_server import LEGACY, Wire, connected, error, rpc
+from tests.messages import LEGACY, error, rpc
+from tests.wire import Wire, connected
 
 db = pytest.mark.django_db(transaction=True)
 

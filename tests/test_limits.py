@@ -15,19 +15,12 @@ from mcp_tools.conf import DEFAULTS
 from mcp_tools.exceptions import INVALID_PARAMS, INVALID_REQUEST
 from mcp_tools.models import Tool, ToolCall
 from mcp_tools.protocol.jsonrpc import encode
-from tests.conftest import TIMEOUT, WSClient, db_call
+from tests.db import db_call
 from tests.live.asgi_http import HttpClient, modern_request, request
-from tests.test_server import (
-    Wire,
-    connected,
-    error,
-    is_notification,
-    modern_meta,
-    rpc,
-    start_slow_count,
-    text_result,
-)
+from tests.messages import error, modern_meta, rpc, text_result
 from tests.testapp.mcp_tools import gate, sync_cancel_seen, sync_started
+from tests.websocket import TIMEOUT, WSClient
+from tests.wire import Wire, connected, is_notification, start_slow_count
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

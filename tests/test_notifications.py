@@ -2,49 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import transaction
 from django.test import Client
 
 from mcp_tools.models import Tool
 from mcp_tools.tools.registry import registry
-from tests.conftest import WSClient, db_call, ws_headers
+from tests.db import db_call
+from tests.websocket import TIMEOUT, WSClient, heard_once, listed, pong, ws_headers
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
 REGISTERED = [registered.key for registered in registry.all()]
-
-
-async def listed(client: WSClient) -> dict[str, dict[str, Any]]:
-    """Every tool of every page by name; each answer must be the very next frame the session sends."""
-    tools: dict[str, dict[str, Any]] = {}
-    cursor = None
-    while True:
-        client.next_id += 1
-        params = {} if cursor is None else {"cursor": cursor}
-        await client.send({"jsonrpc": "2.0", "id": client.next_id, "method": "tools/list", "params": params})
-        reply = await client.receive()
-        assert reply.get("id") == client.next_id, reply
-        tools |= {tool["name"]: tool for tool in reply["result"]["tools"]}
-        cursor = reply["result"].get("nextCursor")
-        if cursor is None:
-            return tools
-
-
-async def heard_once(client: WSClient) -> dict[str, dict[str, Any]]:
-    """Assert that exactly one list_changed arrives next; return the tools/list that follows it."""
-    assert await client.receive() == LIST_CHANGED
-    return await listed(client)
-
-
-async def pong(client: WSClient) -> dict[str, Any]:
-    """Ping and return the next frame, which must be the answer when nothing else was pending."""
-    await client.send({"jsonrpc": "2.0", "id": "ping", "method": "ping"})
-    return await client.receive()
 
 
 def create_tool() -> None:
@@ -220,3 +194,34 @@ async def test_sessions_hear_changes_on_the_configured_channel_layer_alias(ws_se
     await db_call(disable_tool)
 
     assert "greet" not in await heard_once(client)
+
+
+class ReadTimeoutOnCancelLayer(InMemoryChannelLayer):
+    """Reports the first cancellation of a receive as a read timeout, as channels_redis on redis-py can."""
+
+    def __init__(self, **config: Any) -> None:
+        super().__init__(**config)
+        self.timed_out = False
+
+    async def receive(self, channel: str) -> dict[str, Any]:
+        try:
+            return await super().receive(channel)
+        except asyncio.CancelledError:
+            if self.timed_out:
+                raise
+            self.timed_out = True
+            raise TimeoutError("Timeout reading from 127.0.0.1:6379") from None
+
+
+async def test_the_last_session_leaving_stops_the_group_listener_even_if_its_read_times_out_as_it_stops(
+    ws_session, settings
+):
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": f"{__name__}.ReadTimeoutOnCancelLayer"}}
+    layer = get_channel_layer()
+    client = await ws_session()
+    [listening] = [task for task in asyncio.all_tasks() if task.get_coro().__qualname__ == "Hub._run"]
+
+    await client.communicator.disconnect(timeout=TIMEOUT)
+
+    done, _pending = await asyncio.wait({listening}, timeout=TIMEOUT)
+    assert (layer.timed_out, done) == (True, {listening})

@@ -18,6 +18,7 @@ from tests.live.sites import Site
 from tests.live.websocket_client import MCPWebSocket, mcp_websocket
 
 pytest_plugins = ["tests.live.fixtures"]
+pytestmark = pytest.mark.live
 
 LATEST = "2025-11-25"
 LIST_CHANGED = "notifications/tools/list_changed"

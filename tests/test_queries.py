@@ -10,92 +10,23 @@ from __future__ import annotations
 import datetime
 import json
 import uuid
-from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
 import pytest
-from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
-from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Q
 from django.utils import timezone
 
 from mcp_tools.tools.executors.queries.arguments import CURSOR_SALT
-from tests.live import query_data
-from tests.live.query_data import ITEM_OUTPUT, READ_PERMISSIONS, WRITE_PERMISSIONS, grant
-from tests.test_server import Wire, connected
+from tests.db import orm
+from tests.queries import ALL_ROWS, failed, item_rows, items_of, ok, seed_users
 from tests.testapp.models import Account, Item
+from tests.wire import Wire, connected
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 UTC = datetime.UTC
-READ_TOOLS = ("item", "item_by_ref", "item_count", "item_stats", "items", "tenant_items")
-
-
-# Shared by the query test modules ----------------------------------------------------------------
-
-
-def seed_users() -> dict[str, Any]:
-    """Seed rows and tools; every user may use every tool (fresh objects, so no permission cache)."""
-    with transaction.atomic():
-        users = query_data.seed()
-        query_data.make_tools()
-        return {name: grant(user, *READ_PERMISSIONS, *WRITE_PERMISSIONS) for name, user in users.items()}
-
-
-async def orm(func: Callable[..., Any], *args: Any) -> Any:
-    """Run ORM code from a test coroutine."""
-    return await database_sync_to_async(func)(*args)
-
-
-def plain(value: Any) -> Any:
-    """A database value as the wire carries it: ISO dates, decimal and UUID strings."""
-    if isinstance(value, Decimal):
-        return format(value, "f")
-    if isinstance(value, datetime.date):
-        return value.isoformat()
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    return value
-
-
-def rows(queryset: QuerySet[Any], *fields: str) -> list[dict[str, Any]]:
-    return [{key: plain(value) for key, value in row.items()} for row in queryset.values(*fields)]
-
-
-def ok(reply: dict[str, Any]) -> dict[str, Any]:
-    """The structured result of a successful call, checked against its text block."""
-    assert "result" in reply, reply
-    result = reply["result"]
-    assert result["isError"] is False, result
-    [block] = result["content"]
-    assert json.loads(block["text"]) == result["structuredContent"]
-    return dict(result["structuredContent"])
-
-
-def failed(reply: dict[str, Any]) -> str:
-    """The text of an in-band error result."""
-    assert "result" in reply, reply
-    result = reply["result"]
-    assert result["isError"] is True, result
-    assert "structuredContent" not in result
-    [block] = result["content"]
-    assert block["type"] == "text"
-    return str(block["text"])
-
-
-def item_rows(queryset: QuerySet[Any]) -> list[dict[str, Any]]:
-    return rows(queryset, *ITEM_OUTPUT)
-
-
-def items_of(username: str) -> QuerySet[Any]:
-    return Item.objects.filter(account__manager__username=username).order_by("pk")
-
-
-def snapshot() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Every item and account row, to prove a refused call wrote nothing."""
-    return list(Item.objects.order_by("pk").values()), list(Account.objects.order_by("pk").values())
 
 
 @pytest.fixture
@@ -110,7 +41,6 @@ async def alice(people: dict[str, Any]) -> Wire:
 
 # list: filters of every lookup kind ------------------------------------------------------------
 
-ALL_ROWS = {"limit": 25}  # alice has 24 items; 25 is the tool's max_limit
 FILTERS: list[tuple[dict[str, Any], Q]] = [
     ({"name": "Widget 00"}, Q(name__exact="Widget 00")),
     ({"name__iexact": "GADGET 08"}, Q(name__iexact="gadget 08")),

@@ -10,16 +10,12 @@ from django.contrib.auth import get_user_model
 from mcp_tools.exceptions import INVALID_PARAMS
 from mcp_tools.models import ModelQuery, Tool
 from mcp_tools.tools.catalog import catalog
+from tests.db import orm
 from tests.live import query_data
 from tests.live.query_data import TOOL_NAMES, grant
-from tests.test_queries import (
-    READ_TOOLS,
-    failed,
-    ok,
-    orm,
-    seed_users,
-)
-from tests.test_server import Wire, connected, error
+from tests.messages import error
+from tests.queries import READ_TOOLS, failed, ok, seed_users
+from tests.wire import Wire, connected, listed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -35,18 +31,6 @@ async def alice(people: dict[str, Any]) -> Wire:
 
 
 # Permissions -------------------------------------------------------------------------------------
-
-
-async def listed(wire: Wire) -> dict[str, dict[str, Any]]:
-    """Every tool definition the session may see, walking the pages of tools/list."""
-    tools: dict[str, dict[str, Any]] = {}
-    params: dict[str, Any] = {}
-    while True:
-        page = (await wire.request("tools/list", params))["result"]
-        tools.update((tool["name"], tool) for tool in page["tools"])
-        if "nextCursor" not in page:
-            return tools
-        params = {"cursor": page["nextCursor"]}
 
 
 async def visible_tools(wire: Wire) -> list[str]:

@@ -9,17 +9,11 @@ import pytest
 from django.db.models import Avg, Count, Max, Min, Sum
 
 from mcp_tools.models import ModelQuery, Tool
+from tests.db import orm
 from tests.live import query_data
-from tests.test_queries import (
-    failed,
-    items_of,
-    ok,
-    orm,
-    plain,
-    seed_users,
-)
-from tests.test_server import Wire, connected
+from tests.queries import failed, items_of, ok, plain, seed_users
 from tests.testapp.models import Item
+from tests.wire import Wire, connected
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

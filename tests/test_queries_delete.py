@@ -10,11 +10,12 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
 from mcp_tools.models import ModelQuery, Tool
+from tests.db import orm
 from tests.live import query_data
 from tests.live.query_data import grant
-from tests.test_queries import failed, items_of, ok, orm, seed_users
-from tests.test_server import connected
+from tests.queries import failed, items_of, ok, seed_users
 from tests.testapp.models import Account, Category, Integration, Invoice, Item, ItemNote
+from tests.wire import connected
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,11 +9,11 @@ import pytest
 
 from mcp_tools.models import ModelQuery, Tool
 from mcp_tools.tools.executors.queries.config import build
+from tests.db import orm
 from tests.live.query_data import grant
-from tests.test_queries import ok, orm, rows, seed_users
-from tests.test_queries_access import listed
-from tests.test_server import connected
+from tests.queries import ok, rows, seed_users
 from tests.testapp.models import Category, Item, ItemNote
+from tests.wire import connected, listed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

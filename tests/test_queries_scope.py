@@ -9,21 +9,12 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from mcp_tools.models import ModelQuery, Tool
+from tests.db import orm
 from tests.live import query_data
 from tests.live.query_data import READ_PERMISSIONS, grant
-from tests.test_queries import (
-    ALL_ROWS,
-    failed,
-    item_rows,
-    items_of,
-    ok,
-    orm,
-    rows,
-    seed_users,
-    snapshot,
-)
-from tests.test_server import Wire, connected
+from tests.queries import ALL_ROWS, failed, item_rows, items_of, ok, rows, seed_users, snapshot
 from tests.testapp.models import Account, Item
+from tests.wire import Wire, connected
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import json
+from datetime import UTC
 from decimal import Decimal
 from typing import Any
 
@@ -13,19 +14,11 @@ from django.core.exceptions import ValidationError
 
 from mcp_tools.access import scopes
 from mcp_tools.models import ModelQuery, Tool
+from tests.db import orm
 from tests.live import query_data
-from tests.test_queries import (
-    UTC,
-    failed,
-    items_of,
-    ok,
-    orm,
-    rows,
-    seed_users,
-    snapshot,
-)
-from tests.test_server import Wire, connected
+from tests.queries import failed, items_of, ok, rows, seed_users, snapshot
 from tests.testapp.models import Account, Item
+from tests.wire import Wire, connected
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

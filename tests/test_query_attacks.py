@@ -23,10 +23,11 @@ from mcp_tools.exceptions import INVALID_PARAMS, PARSE_ERROR, InvalidArguments
 from mcp_tools.models import ModelQuery, Tool
 from mcp_tools.tools.executors.queries.arguments import CURSOR_SALT, fingerprint, plan
 from mcp_tools.tools.executors.queries.config import build
+from tests.db import orm
 from tests.live import query_data
-from tests.test_queries import failed, ok, orm, seed_users, snapshot
-from tests.test_server import Wire, connected
+from tests.queries import failed, ok, seed_users, snapshot
 from tests.testapp.models import Account, Item
+from tests.wire import Wire, connected
 
 # Calls run the engine in worker threads, which see only committed rows.
 hostile = pytest.mark.django_db(transaction=True)

@@ -28,10 +28,11 @@ from mcp_tools.tools.executors.queries.config import AGGREGATE_FUNCTIONS, build
 from mcp_tools.tools.executors.queries.exposure import walk
 from mcp_tools.tools.executors.queries.fields import FieldPathError, excluded, lookups_for, resolve
 from mcp_tools.tools.executors.queries.schema import input_schema, row_schema
+from tests.db import orm
 from tests.live import query_data
-from tests.test_queries import orm, seed_users
-from tests.test_server import connected
+from tests.queries import seed_users
 from tests.testapp.models import Account, Item
+from tests.wire import connected
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,11 +11,11 @@ from mcp_tools.exceptions import INVALID_PARAMS
 from mcp_tools.models import ModelQuery, Tool
 from mcp_tools.tools.catalog import catalog
 from mcp_tools.tools.executors.queries.fields import field_paths, filter_choices, local_fields
+from tests.db import orm
 from tests.live.query_data import grant
-from tests.test_queries import failed, ok, orm, seed_users
-from tests.test_queries_access import listed
-from tests.test_server import connected
+from tests.queries import failed, ok, seed_users
 from tests.testapp.models import Account, Integration
+from tests.wire import connected, listed
 
 SECRET_NAMES = ("access_token", "password_hash", "client_secret", "apiKey", "refresh_token", "private_key")
 

@@ -14,8 +14,10 @@ from django.core import checks
 from mcp_tools.access.ratelimit import calls_per_second
 from mcp_tools.exceptions import INVALID_PARAMS
 from mcp_tools.models import AccessToken, RateLimitOverride, Tool, ToolCall
-from tests.conftest import WSClient, db_call, ws_headers
-from tests.test_server import MODERN_SERVER_META, Wire, connected, error, rpc, text_result
+from tests.db import db_call
+from tests.messages import MODERN_SERVER_META, error, rpc, text_result
+from tests.websocket import WSClient, ws_headers
+from tests.wire import Wire, connected
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -14,11 +14,12 @@ from mcp_tools import Context, ToolError, scoped
 from mcp_tools.access import scopes as scope_registry
 from mcp_tools.models import ModelQuery, Tool
 from mcp_tools.tools.registry import build, registry
+from tests.db import orm
 from tests.live.query_data import grant
-from tests.test_checks import mcp_checks
-from tests.test_queries import failed, ok, orm, seed_users
-from tests.test_server import connected
+from tests.queries import failed, ok, seed_users
+from tests.system_checks import mcp_checks
 from tests.testapp.models import Account, Item
+from tests.wire import connected
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from mcp_types import _v2025_11_25 as sdk
+from mcp_types import _v2026_07_28 as sdk_modern
 
 from mcp_tools.exceptions import InvalidParams
 from mcp_tools.models import Tool
@@ -12,7 +14,8 @@ from mcp_tools.protocol import errors, shapes
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.shapes import CallResult, ToolSpec
 from mcp_tools.tools import content
-from tests.test_server import DRAFTS, LEGACY, MODERN, SERVER_INFO, conforms, connected, sdk, sdk_modern
+from tests.messages import DRAFTS, LEGACY, MODERN, SERVER_INFO
+from tests.wire import conforms, connected
 
 ALL = [*LEGACY, MODERN]
 ICONS = [{"src": "https://example.com/add.png", "mimeType": "image/png", "sizes": ["48x48"]}]

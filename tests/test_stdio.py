@@ -26,6 +26,7 @@ from tests.live.sites import Seed, Site
 from tests.settings import MCP_TOOLS
 
 pytest_plugins = ["tests.live.fixtures"]
+pytestmark = pytest.mark.live
 
 TIMEOUT = 10
 COMMAND_TIMEOUT = 60

@@ -10,17 +10,8 @@ from hypothesis import strategies as st
 
 from mcp_tools.exceptions import INVALID_PARAMS, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION
 from mcp_tools.protocol import versions as v
-from tests.test_server import (
-    LEGACY,
-    MISSING_META,
-    MODERN,
-    SERVER_INFO,
-    Wire,
-    connected,
-    error,
-    modern_meta,
-    text_result,
-)
+from tests.messages import LEGACY, MISSING_META, MODERN, SERVER_INFO, error, modern_meta, text_result
+from tests.wire import Wire, connected
 
 db = pytest.mark.django_db(transaction=True)
 

@@ -12,8 +12,8 @@ import pytest
 from mcp_tools import __version__
 from mcp_tools.exceptions import INVALID_REQUEST
 from mcp_tools.tools.registry import registry
-from tests.conftest import TIMEOUT, ws_headers
 from tests.testapp.mcp_tools import gate
+from tests.websocket import TIMEOUT, ws_headers
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

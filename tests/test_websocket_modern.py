@@ -17,9 +17,10 @@ from mcp_tools.exceptions import (
 )
 from mcp_tools.models import Tool
 from mcp_tools.tools.registry import registry
-from tests.conftest import TIMEOUT, WSClient, db_call
+from tests.db import db_call
 from tests.live.asgi_http import CLIENT_CAPABILITIES_META, MODERN, PROTOCOL_VERSION_META, modern_request, notification
 from tests.live.tasks import tasks_running
+from tests.websocket import TIMEOUT, WSClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

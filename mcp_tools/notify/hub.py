@@ -207,6 +207,9 @@ class Hub:
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:
+                    if _cancelling():
+                        # redis-py reports a cancellation that meets its read timeout as a TimeoutError.
+                        raise asyncio.CancelledError from exc
                     failures = await self._recover(layer, channel, exc, failures)
                     continue
                 failures = 0
@@ -340,6 +343,12 @@ class Hub:
             self.end(listener, TOKEN_EXPIRED)
         else:
             self._watch_expiry(listener)
+
+
+def _cancelling() -> bool:
+    """Whether the running task has been asked to stop, even if a library turned that into another error."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def too_many_connections() -> str:

@@ -128,13 +128,18 @@ def redis_layer(url: str) -> Iterator[dict[str, str]]:
             "MCP_TEST_GROUP_NAME": f"mcp_tools.tools.{run}",
         }
     finally:
-        client = redis.Redis.from_url(url)
-        try:
-            keys = list(client.scan_iter(match=f"{prefix}*"))
-            if keys:
-                client.delete(*keys)
-        finally:
-            client.close()
+        delete_keys(url, prefix)
+
+
+def delete_keys(url: str, prefix: str) -> None:
+    """Remove every key under ``prefix`` from the Redis at ``url``."""
+    client = redis.Redis.from_url(url)
+    try:
+        keys = list(client.scan_iter(match=f"{prefix}*"))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
 
 
 @contextmanager
