@@ -28,7 +28,12 @@ BAD_CURSOR = {"reason": "The cursor is not one this server issued."}
 
 
 def load(source: Catalog) -> Snapshot:
-    """The catalog's snapshot, loaded in this thread (where the test's database transaction is)."""
+    """The catalog's snapshot, loaded the way the server loads it.
+
+    ``database_sync_to_async`` closes the calling thread's connection when it is inside a transaction, so the
+    tests that load this way run outside one (``transaction=True``); on PostgreSQL a test transaction would
+    lose its connection.
+    """
     return async_to_sync(source.get)()
 
 
@@ -91,7 +96,7 @@ def test_decoding_any_text_gives_an_offset_within_the_list_or_invalid_params(cur
 # Snapshots and invalidation ---------------------------------------------------------------------
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)
 def test_a_snapshot_is_served_until_the_catalog_is_invalidated(tools: None) -> None:
     local = Catalog()
     first = load(local)
@@ -103,7 +108,7 @@ def test_a_snapshot_is_served_until_the_catalog_is_invalidated(tools: None) -> N
     assert [e.name for e in second.entries] == [e.name for e in first.entries]
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)
 def test_a_change_heard_again_under_the_same_stamp_is_ignored(tools: None) -> None:
     local = Catalog()
     local.invalidate("change-1")
@@ -114,7 +119,7 @@ def test_a_change_heard_again_under_the_same_stamp_is_ignored(tools: None) -> No
     assert load(local) is not snapshot
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)
 def test_invalidating_without_a_stamp_always_drops_the_snapshot(tools: None) -> None:
     local = Catalog()
     snapshot = load(local)
@@ -124,7 +129,7 @@ def test_invalidating_without_a_stamp_always_drops_the_snapshot(tools: None) -> 
     assert load(local) is not snapshot
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)
 def test_a_snapshot_loaded_while_the_tools_change_is_not_kept(tools: None, monkeypatch: pytest.MonkeyPatch) -> None:
     local = Catalog()
     real = catalog_module.entry_from_row
@@ -153,7 +158,7 @@ def test_saving_or_deleting_a_tool_invalidates_the_shared_catalog(tools: None) -
     assert "greet" not in load(catalog).by_name
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)
 def test_the_snapshot_holds_enabled_tools_in_name_order(tools: None) -> None:
     Tool.objects.filter(name__in=["crash", "tags"]).update(enabled=False)
     snapshot = load(Catalog())
@@ -163,7 +168,7 @@ def test_the_snapshot_holds_enabled_tools_in_name_order(tools: None) -> None:
     assert snapshot.by_name["add"].callable_name == "add"
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)
 def test_pages_are_encoded_once_per_view_and_revision(tools: None, django_user_model: Any) -> None:
     snapshot = load(Catalog())
     view = snapshot.view(django_user_model(pk=1, username="root", is_superuser=True, is_active=True))
@@ -174,7 +179,7 @@ def test_pages_are_encoded_once_per_view_and_revision(tools: None, django_user_m
     assert first == "[" + ",".join(encode(shapes.definition(e.spec, v.V2025_11_25)) for e in view.entries[:5]) + "]"
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("version", [*LEGACY, MODERN])
 def test_an_entry_encodes_its_definition_once_per_revision(tools: None, version: Any) -> None:
     revision = v.lookup(version)
@@ -185,7 +190,7 @@ def test_an_entry_encodes_its_definition_once_per_revision(tools: None, version:
     assert encoded == encode(shapes.definition(entry.spec, revision))
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)
 def test_a_row_without_schema_or_icons_gets_an_object_schema_and_no_icons(tools: None) -> None:
     Tool.objects.filter(name="crash").update(input_schema={}, icons=[])
     entry = load(Catalog()).by_name["crash"]

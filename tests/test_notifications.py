@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +13,7 @@ from django.db import transaction
 from django.test import Client
 
 from mcp_tools.models import Tool
+from mcp_tools.notify.events import ACCESS_EVENT, group_name
 from mcp_tools.tools.registry import registry
 from tests.db import db_call
 from tests.websocket import TIMEOUT, WSClient, heard_once, listed, pong, ws_headers
@@ -194,6 +196,28 @@ async def test_sessions_hear_changes_on_the_configured_channel_layer_alias(ws_se
     await db_call(disable_tool)
 
     assert "greet" not in await heard_once(client)
+
+
+@pytest.mark.parametrize("in_transaction", [False, True], ids=["autocommit", "atomic"])
+async def test_a_saved_user_is_named_in_the_access_event_with_or_without_a_transaction(
+    in_transaction: bool, django_user_model: Any
+) -> None:
+    # Autocommit is how ``manage.py shell`` and most workers save: Django runs on-commit work at once there.
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(group_name(), channel)
+    user = await db_call(django_user_model.objects.create_user, "erin")
+
+    def deactivate() -> None:
+        user.is_active = False
+        with transaction.atomic() if in_transaction else contextlib.nullcontext():
+            user.save()
+
+    await db_call(deactivate)
+
+    event = await asyncio.wait_for(layer.receive(channel), TIMEOUT)
+    assert event == {"type": ACCESS_EVENT, "users": [user.pk]}
+    await layer.group_discard(group_name(), channel)
 
 
 class ReadTimeoutOnCancelLayer(InMemoryChannelLayer):

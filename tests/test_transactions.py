@@ -15,9 +15,16 @@ pytestmark = pytest.mark.django_db(transaction=True)
 class Counter:
     def __init__(self) -> None:
         self.calls = 0
+        self.items: list[int] = []
+        self.heard: list[list[int]] = []
 
     def __call__(self) -> None:
         self.calls += 1
+        self.heard.append(list(self.items))
+
+
+def add(item: int) -> Any:
+    return lambda counter: counter.items.append(item)
 
 
 def test_django_keeps_on_commit_callbacks_as_savepoint_ids_callback_and_robust() -> None:
@@ -49,13 +56,23 @@ def test_once_runs_a_callback_once_per_commit_however_often_it_is_asked_for() ->
 
 def test_a_rolled_back_transaction_runs_nothing_and_the_next_one_announces_again() -> None:
     with pytest.raises(RuntimeError), transaction.atomic():
-        transactions.gather(Counter)
+        transactions.gather(Counter, add(0))
         raise RuntimeError("rolled back")
     with transaction.atomic():
-        first = transactions.gather(Counter)
-        assert transactions.gather(Counter) is first
+        transactions.gather(Counter, add(1))
+        transactions.gather(Counter, add(2))
+        [first] = transactions.pending()
 
-    assert first.calls == 1
+    assert isinstance(first, Counter)
+    assert first.heard == [[1, 2]]
+
+
+def test_outside_a_transaction_a_gathered_callback_runs_at_once_with_what_it_was_given() -> None:
+    # Autocommit (``manage.py shell``, a worker): Django runs the callback as it is registered.
+    kept: list[Counter] = []
+    transactions.gather(Counter, lambda counter: (kept.append(counter), counter.items.append(7)))
+
+    assert [counter.heard for counter in kept] == [[[7]]]
 
 
 def test_a_failing_announcement_leaves_the_commit_and_later_callbacks_alone(caplog: Any) -> None:

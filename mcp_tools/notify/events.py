@@ -59,7 +59,7 @@ class AccessChange:
 
 def schedule_access_changed(users: Iterable[Any] | None, using: str | None = None) -> None:
     """Announce, after commit, that ``users`` (None: anyone) may now see other tools."""
-    transactions.gather(AccessChange, using).add(users)
+    transactions.gather(AccessChange, lambda change: change.add(users), using)
 
 
 def send(event: dict[str, Any]) -> None:

@@ -30,11 +30,15 @@ def once(callback: Callable[[], Any], using: str | None = None) -> None:
         transaction.on_commit(callback, using=using, robust=True)
 
 
-def gather(kind: type[T], using: str | None = None) -> T:
-    """The instance of ``kind`` (a callable class) due to run on commit, registering a new one if none is."""
+def gather(kind: type[T], fill: Callable[[T], Any], using: str | None = None) -> None:
+    """Apply ``fill`` to the instance of ``kind`` (a callable class) due to run on commit, registering one if none is.
+
+    A new instance is filled before it is registered: outside a transaction Django runs it at once.
+    """
     for callback in pending(using):
         if isinstance(callback, kind):
-            return callback
+            fill(callback)
+            return
     created = kind()
+    fill(created)
     transaction.on_commit(created, using=using, robust=True)  # type: ignore[arg-type]
-    return created
