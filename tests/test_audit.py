@@ -681,7 +681,7 @@ class TestAdmin:
         changelist = response.context["cl"]
         assert response.status_code == 200
         assert [spec.title for spec in changelist.filter_specs] == ["outcome", "transport", "time", "tool"]
-        assert changelist.search_fields == ("tool_name", "username", "session_id", "message")
+        assert changelist.search_fields == ("tool_name", "username", "client", "session_id", "message")
         assert changelist.date_hierarchy == "created_at"
         assert response.context["has_add_permission"] is False
         assert f'href="{CHANGELIST}add/"' not in response.content.decode()

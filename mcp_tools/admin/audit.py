@@ -25,9 +25,18 @@ class RateLimitOverrideAdmin(admin.ModelAdmin):
 class ToolCallAdmin(admin.ModelAdmin):
     """Every tools/call as it happened; nobody edits history."""
 
-    list_display = ("created_at", "tool_name", "username", "outcome", "transport", "duration_ms", "result_bytes")
+    list_display = (
+        "created_at",
+        "tool_name",
+        "username",
+        "client",
+        "outcome",
+        "transport",
+        "duration_ms",
+        "result_bytes",
+    )
     list_filter = ("outcome", "transport", "created_at", "tool_name")
-    search_fields = ("tool_name", "username", "session_id", "message")
+    search_fields = ("tool_name", "username", "client", "session_id", "message")
     date_hierarchy = "created_at"
     list_select_related = ("token",)
     fields = (
@@ -36,6 +45,7 @@ class ToolCallAdmin(admin.ModelAdmin):
         "user",
         "username",
         "token",
+        "client",
         "transport",
         "session_id",
         "outcome",

@@ -50,6 +50,9 @@ class ToolCall(models.Model):
     token = models.ForeignKey(
         AccessToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", verbose_name=_("token")
     )
+    client = models.CharField(
+        _("client"), max_length=255, blank=True, help_text=_("The OAuth client the call was made through, if any.")
+    )
     transport = models.CharField(_("transport"), max_length=16)
     session_id = models.CharField(_("session"), max_length=64, blank=True)
     tool_name = models.CharField(_("tool"), max_length=128, db_index=True)
