@@ -68,6 +68,11 @@ DEFAULTS: dict[str, Any] = {
     "AUDIT_BATCH_SIZE": 200,
     # Authentication: DRF authentication classes (dotted paths) tried after MCP tokens
     "AUTHENTICATION_CLASSES": [],
+    # OAuth (mcp_tools.oauth): the URL tokens must be issued for; None: this connection's origin + RESOURCE_PATH
+    "RESOURCE_URL": None,
+    "RESOURCE_PATH": "/mcp",
+    "OAUTH_RESOURCE_METADATA": None,  # None: published when mcp_tools.oauth is installed
+    "OAUTH_SCOPES": ["mcp"],  # scopes an OAuth token needs to be served
     # Abuse limits
     "MAX_CONCURRENT_CALLS": 16,
     "CALL_TIMEOUT_SECONDS": 60,

@@ -13,6 +13,8 @@ from urllib.parse import unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
+from mcp_tools.oauth.defaults import provider_settings
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -57,6 +59,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "mcp_tools",
+    "oauth2_provider",
+    "mcp_tools.oauth",
     "project.shop",
 ]
 
@@ -111,7 +115,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-LOGIN_URL = "admin:login"
+LOGIN_URL = "login"
 
 MCP_TOOLS = {
     "SERVER_NAME": "django-mcp-tools demo",
@@ -131,3 +135,9 @@ LOGGING = {
         "mcp_tools": {"handlers": ["console"], "level": "WARNING", "propagate": False},
     },
 }
+
+# OAuth for remote connectors (Claude, ChatGPT, Cursor, VS Code): the site is its own authorization server.
+# Clients registering by metadata document (CIMD) are allowed from these hosts only.
+OAUTH2_PROVIDER = provider_settings(
+    CIMD_ALLOWED_HOSTS=os.environ.get("CIMD_ALLOWED_HOSTS", "claude.ai,chatgpt.com,vscode.dev,.cursor.com").split(","),
+)

@@ -7,6 +7,8 @@ import secrets
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from mcp_tools.oauth.defaults import provider_settings
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 SECRET_KEY = "tests-only-secret"
 DEBUG = False
@@ -27,6 +29,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "mcp_tools",
+    "oauth2_provider",
+    "mcp_tools.oauth",
     "tests.testapp",
 ]
 MIDDLEWARE = [
@@ -124,3 +128,7 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "loggers": {"mcp_tools": {"handlers": ["console"], "level": "WARNING"}},
 }
+
+# The site is its own OAuth authorization server, as the demo is.
+OAUTH2_PROVIDER = provider_settings(CIMD_ALLOWED_HOSTS=["client.example"])
+LOGIN_URL = "/accounts/login/"

@@ -30,6 +30,7 @@ from mcp_tools.transports.origins import (
     host_allowed,
     origin_allowed,
 )
+from tests.challenges import refused_token
 from tests.db import db_call
 from tests.messages import rpc_error
 from tests.origins import (
@@ -230,7 +231,7 @@ class TestDenialResponse:
         assert start == {
             "type": "websocket.http.response.start",
             "status": 401,
-            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="mcp"')],
+            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", refused_token().encode())],
         }
         assert body == {
             "type": "websocket.http.response.body",

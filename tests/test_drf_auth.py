@@ -16,6 +16,7 @@ from rest_framework.authtoken.models import Token
 
 from mcp_tools.exceptions import INVALID_REQUEST
 from mcp_tools.models import ToolCall
+from tests.challenges import refused_token
 from tests.db import db_call
 from tests.live.asgi_http import Headers, HttpClient, modern_headers, modern_request, request
 from tests.messages import rpc_error
@@ -25,7 +26,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 DRF_TOKEN_AUTHENTICATION = "rest_framework.authentication.TokenAuthentication"
 SIGNED_BODY_AUTHENTICATION = "tests.test_drf_auth.SignedBodyAuthentication"
-CHALLENGE = (b"www-authenticate", b'Bearer realm="mcp"')
 BAD_SCHEME = "Use 'Authorization: Bearer <token>'."
 
 
@@ -112,7 +112,8 @@ class TestWebSocket:
     async def test_bad_credentials_are_refused_with_401(self, tools, drf, value, message):
         start, body = await denial([HOST, authorization(value)])
 
-        assert (start["status"], start["headers"][-1], body["body"]) == (401, CHALLENGE, rpc_error(message))
+        expected = (b"www-authenticate", refused_token(message).encode())
+        assert (start["status"], start["headers"][-1], body["body"]) == (401, expected, rpc_error(message))
 
     async def test_a_drf_token_of_an_inactive_user_is_refused(self, tools, drf, drf_key, user):
         user.is_active = False
@@ -189,7 +190,7 @@ class TestHTTP:
     async def test_bad_credentials_are_refused_with_401(self, tools, drf, value, message):
         reply = await DRFClient(authorization=value).send(request(0, "ping"))
 
-        assert (reply.status, reply.headers["www-authenticate"]) == (401, CHALLENGE[1].decode())
+        assert (reply.status, reply.headers["www-authenticate"]) == (401, refused_token(message))
         assert reply.json() == http_error(message)
 
     async def test_drf_classes_receive_django_s_request_with_its_body(self, tools, signed, user):

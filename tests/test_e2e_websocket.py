@@ -11,6 +11,7 @@ from websockets.exceptions import InvalidStatus
 
 from mcp_tools import __version__
 from mcp_tools.exceptions import INVALID_REQUEST
+from tests.challenges import challenge
 from tests.live.admin_client import AdminClient
 from tests.live.servers import ServerProcess
 from tests.live.sites import Site
@@ -102,22 +103,23 @@ async def test_draft_revision_call_returns_tool_result(uvicorn_server: ServerPro
 
 
 @pytest.mark.parametrize(
-    ("token", "detail"),
+    ("token", "detail", "oauth_error"),
     [
-        (None, "Authentication required"),
-        ("mcp_not-a-token", "The access token is invalid or expired."),
+        (None, "Authentication required", ""),
+        ("mcp_not-a-token", "The access token is invalid or expired.", "invalid_token"),
     ],
     ids=["missing", "invalid"],
 )
 async def test_handshake_without_a_valid_token_is_refused_with_401(
-    uvicorn_server: ServerProcess, token: str | None, detail: str
+    uvicorn_server: ServerProcess, token: str | None, detail: str, oauth_error: str
 ):
     with pytest.raises(InvalidStatus) as refused:
         async with mcp_websocket(uvicorn_server.ws_url(), token):
             pass
     response = refused.value.response
     assert response.status_code == 401
-    assert response.headers["WWW-Authenticate"] == 'Bearer realm="mcp"'
+    expected = challenge(oauth_error, detail if oauth_error else "", origin=uvicorn_server.url(""))
+    assert response.headers["WWW-Authenticate"] == expected
     assert json.loads(response.body or b"") == {
         "jsonrpc": "2.0",
         "id": None,

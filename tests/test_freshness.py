@@ -23,6 +23,7 @@ from websockets.exceptions import ConnectionClosed
 
 from mcp_tools.server.session import TOKEN_EXPIRED, TOKEN_REVOKED, USER_INACTIVE
 from mcp_tools.transports.websocket import CLOSE_UNAUTHENTICATED
+from tests.challenges import refused_token
 from tests.live import services
 from tests.live.asgi_http import (
     ACCEPT_BOTH,
@@ -262,7 +263,7 @@ async def test_a_token_revoked_or_expired_in_another_process_ends_its_connection
         assert (listened, streamed) == ([], [])
     refused = await stateless(shape, token, 2, "tools/list")
     assert refused.status_code == 401
-    assert refused.headers["www-authenticate"] == 'Bearer realm="mcp"'
+    assert refused.headers["www-authenticate"] == refused_token(origin=shape.server.url(""))
 
 
 async def test_a_user_deactivated_in_another_process_loses_their_websocket_and_stdio_sessions(shape: Shape):

@@ -17,6 +17,7 @@ from mcp_tools.models import AccessToken, Tool
 from mcp_tools.notify.hub import hub
 from mcp_tools.tools.registry import registry
 from mcp_tools.transports.http import StreamListener
+from tests.challenges import challenge
 from tests.db import db_call
 from tests.live.asgi_http import HttpClient, notification, request
 from tests.live.sse import Frame
@@ -475,18 +476,21 @@ class TestGuards:
 
 class TestAuthentication:
     @pytest.mark.parametrize(
-        ("authorization", "message"),
+        ("authorization", "message", "oauth_error"),
         [
-            (None, "Authentication required"),
-            ("Bearer mcp_not-a-token", "The access token is invalid or expired."),
-            ("Basic YWxpY2U6cHc=", "Use 'Authorization: Bearer <token>'."),
+            (None, "Authentication required", ""),
+            ("Bearer mcp_not-a-token", "The access token is invalid or expired.", "invalid_token"),
+            ("Basic YWxpY2U6cHc=", "Use 'Authorization: Bearer <token>'.", "invalid_request"),
         ],
         ids=["none", "invalid", "basic"],
     )
-    async def test_without_valid_credentials_the_answer_is_401_with_a_challenge(self, http, authorization, message):
+    async def test_without_valid_credentials_the_answer_is_401_with_a_challenge(
+        self, http, authorization, message, oauth_error
+    ):
         reply = await http.send(request(0, "initialize", {}), headers={"authorization": authorization})
 
-        assert (reply.status, reply.headers) == (401, {**JSON, "www-authenticate": 'Bearer realm="mcp"'})
+        expected = challenge(oauth_error, message if oauth_error else "")
+        assert (reply.status, reply.headers) == (401, {**JSON, "www-authenticate": expected})
         assert reply.json() == error(INVALID_REQUEST, message)
 
     async def test_a_stranger_is_refused_401_before_any_body_is_read(self, http, settings):

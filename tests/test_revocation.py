@@ -18,6 +18,7 @@ from mcp_tools.notify import counters as polling
 from mcp_tools.notify.hub import hub
 from mcp_tools.server.session import TOKEN_EXPIRED, TOKEN_REVOKED, USER_INACTIVE
 from mcp_tools.transports.websocket import CLOSE_UNAUTHENTICATED
+from tests.challenges import refused_token
 from tests.db import db_call
 from tests.live.asgi_http import HttpClient, modern_headers, modern_request, request
 from tests.messages import LIST_CHANGED
@@ -217,7 +218,7 @@ async def test_a_revoked_token_ends_the_legacy_get_stream_and_its_next_post_is_r
     assert await stream.rest() == []
     reply = await http.send(request(2, "tools/list"))
     assert reply.status == 401
-    assert reply.headers["www-authenticate"] == 'Bearer realm="mcp"'
+    assert reply.headers["www-authenticate"] == refused_token()
 
 
 async def test_deleting_a_legacy_session_ends_its_get_stream(tools: None, user: Any):

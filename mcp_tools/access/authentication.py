@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any, Protocol, cast
 
@@ -17,12 +17,46 @@ from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest
 from django.utils import timezone
 
+from mcp_tools.access.resource import challenge
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import MCPError
 
 
 class AuthenticationFailed(MCPError):
-    """Credentials were presented and are not valid (answered 401)."""
+    """Credentials were presented and are not valid (answered 401, RFC 6750 ``invalid_token``)."""
+
+    status = 401
+    error = "invalid_token"
+    scope = ""
+
+
+class MalformedCredentials(AuthenticationFailed):
+    """An Authorization header of another scheme, or without a token (RFC 6750 ``invalid_request``)."""
+
+    error = "invalid_request"
+
+
+class InsufficientScope(AuthenticationFailed):
+    """A valid OAuth token without a scope this server needs (answered 403, ``insufficient_scope``)."""
+
+    status = 403
+    error = "insufficient_scope"
+
+    def __init__(self, message: str, scope: str) -> None:
+        super().__init__(message)
+        self.scope = scope
+
+
+#: Resolves a bearer token that is not one of the site's own: (user, credential), or None when the token is
+#: not of its kind; AuthenticationFailed when it is and does not work. Registered by the OAuth app.
+BearerResolver = Callable[[str, "Connection"], "tuple[Any, Any] | None"]
+_resolvers: list[BearerResolver] = []
+
+
+def register_bearer(resolver: BearerResolver) -> None:
+    """Accept another kind of bearer token (tried, in order of registration, after the site's own)."""
+    if resolver not in _resolvers:
+        _resolvers.append(resolver)
 
 
 class Connection(Protocol):
@@ -42,7 +76,7 @@ def bearer_token(request: Connection) -> str | None:
         return None
     scheme, _, credentials = value.strip().partition(" ")
     if scheme.lower() != "bearer" or not credentials.strip():
-        raise AuthenticationFailed("Use 'Authorization: Bearer <token>'.")
+        raise MalformedCredentials("Use 'Authorization: Bearer <token>'.")
     return credentials.strip()
 
 
@@ -106,26 +140,40 @@ _recent = RecentTokens(RECENT_LIMIT)
 
 
 def user_for_token(raw: str) -> tuple[Any, Any]:
-    """The (user, token) a bearer token belongs to; AuthenticationFailed when invalid or expired.
+    """The (user, token) a bearer token belongs to; AuthenticationFailed when invalid or expired."""
+    from mcp_tools.models import hash_token
 
-    A token seen in the last TOKEN_CACHE_SECONDS is answered from memory, with the user object whose
-    groups and permissions were already loaded: stateless HTTP presents the token on every request.
+    return remembered_or(hash_token(raw), lambda: _load_site_token(raw))
+
+
+def remembered_or(key: str, load: Callable[[], tuple[Any, Any]]) -> tuple[Any, Any]:
+    """The (user, credential) remembered under ``key`` in the last TOKEN_CACHE_SECONDS, else ``load()``'s.
+
+    Remembered with the user object whose groups and permissions were already loaded: stateless HTTP
+    presents its token on every request. A ``load`` that fails forgets the key.
     """
-    from mcp_tools.models import AccessToken, hash_token
-
-    digest = hash_token(raw)
-    remembered = _recent.get(digest)
+    remembered = _recent.get(key)
     if remembered is not None and not remembered[1].is_expired:
         return remembered
     generation = _recent.generation
-    token = AccessToken.objects.select_related("user").filter(digest=digest).first()
-    if token is None or token.is_expired or not token.user.is_active:
-        _recent.discard(digest)
-        raise AuthenticationFailed("The access token is invalid or expired.")
-    _touch(token)
+    try:
+        user, credential = load()
+    except AuthenticationFailed:
+        _recent.discard(key)
+        raise
     ttl = float(mcp_settings.TOKEN_CACHE_SECONDS)
     if ttl > 0:
-        _recent.put(digest, token.user, token, ttl=ttl, generation=generation)
+        _recent.put(key, user, credential, ttl=ttl, generation=generation)
+    return user, credential
+
+
+def _load_site_token(raw: str) -> tuple[Any, Any]:
+    from mcp_tools.models import AccessToken, hash_token
+
+    token = AccessToken.objects.select_related("user").filter(digest=hash_token(raw)).first()
+    if token is None or token.is_expired or not token.user.is_active:
+        raise AuthenticationFailed("The access token is invalid or expired.")
+    _touch(token)
     return token.user, token
 
 
@@ -145,19 +193,43 @@ def _touch(token: Any) -> None:
 def authenticate(request: Connection) -> tuple[Any, Any]:
     """Resolve the caller of a connection (sync; call through database_sync_to_async).
 
-    MCP access tokens first; then the site's DRF authentication classes (AUTHENTICATION_CLASSES), so
-    existing TokenAuthentication or JWT credentials work; then the Django session user, which Channels'
-    ``AuthMiddlewareStack`` puts in the scope.
+    The site's own access tokens first; then other bearer tokens whose kind is registered (OAuth); then
+    the site's DRF authentication classes (AUTHENTICATION_CLASSES), so existing TokenAuthentication or JWT
+    credentials work; then the Django session user, which Channels' ``AuthMiddlewareStack`` puts in the
+    scope.
     """
     if mcp_settings.AUTHENTICATION_CLASSES and not _carries_mcp_token(request):
-        return drf_authenticate(request)
+        raw = _bearer_or_none(request)
+        found = _other_bearer(raw, request) if raw is not None else None
+        return found if found is not None else drf_authenticate(request)
     raw = bearer_token(request)
     if raw is not None:
+        from mcp_tools.models import AccessToken
+
+        if not raw.startswith(AccessToken.PREFIX):
+            found = _other_bearer(raw, request)
+            if found is not None:
+                return found
         return user_for_token(raw)
     user = request.scope.get("user")
     if user is not None and getattr(user, "is_authenticated", False):
         return user, None
     return AnonymousUser(), None
+
+
+def _bearer_or_none(request: Connection) -> str | None:
+    try:
+        return bearer_token(request)
+    except AuthenticationFailed:
+        return None  # another scheme: the DRF classes may know it
+
+
+def _other_bearer(raw: str, request: Connection) -> tuple[Any, Any] | None:
+    for resolver in _resolvers:
+        found = resolver(raw, request)
+        if found is not None:
+            return found
+    return None
 
 
 def _carries_mcp_token(request: Connection) -> bool:
@@ -187,3 +259,10 @@ def drf_authenticate(request: Connection) -> tuple[Any, Any]:
     except exceptions.AuthenticationFailed as exc:
         raise AuthenticationFailed(str(exc.detail)) from None
     raise AuthenticationFailed("The credentials were not accepted.")
+
+
+def refusal_challenge(connection: Connection, failure: AuthenticationFailed | None = None) -> str:
+    """The ``WWW-Authenticate`` value refusing ``connection``: why its credentials failed, if it had any."""
+    if failure is None:
+        return challenge(connection)
+    return challenge(connection, failure.error, str(failure), failure.scope)

@@ -44,6 +44,10 @@ class AccessToken(models.Model):
 
     objects = AccessTokenManager()
 
+    #: How sessions opened with one are re-checked (mcp_tools.access.credentials); no OAuth client holds one.
+    credential_kind = "token"
+    client_label = ""
+
     class Meta:
         ordering: ClassVar = ["-created_at"]
         verbose_name = _("access token")

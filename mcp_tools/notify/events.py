@@ -11,6 +11,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import BaseChannelLayer, get_channel_layer
 from django.db import transaction
 
+from mcp_tools.access.credentials import SITE_TOKEN
 from mcp_tools.conf import mcp_settings
 from mcp_tools.notify import transactions
 from mcp_tools.tools.catalog import catalog
@@ -77,6 +78,7 @@ def send(event: dict[str, Any]) -> None:
         task.add_done_callback(_background.discard)
 
 
-def schedule_token_changed(token_id: Any, using: str | None = None) -> None:
-    """Tell every process, after commit, to re-check the sessions opened with this token."""
-    transaction.on_commit(lambda: send({"type": TOKEN_EVENT, "token": token_id}), using=using, robust=True)
+def schedule_token_changed(token_id: Any, using: str | None = None, kind: str = SITE_TOKEN) -> None:
+    """Tell every process, after commit, to re-check the sessions opened with this credential."""
+    event = {"type": TOKEN_EVENT, "kind": kind, "token": token_id}
+    transaction.on_commit(lambda: send(event), using=using, robust=True)

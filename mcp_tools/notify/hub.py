@@ -21,7 +21,7 @@ from channels.db import database_sync_to_async
 from channels.layers import InMemoryChannelLayer
 from django.utils import timezone
 
-from mcp_tools.access import permissions
+from mcp_tools.access import credentials, permissions
 from mcp_tools.access.authentication import forget_tokens
 from mcp_tools.conf import mcp_settings
 from mcp_tools.loops import PerLoop
@@ -248,7 +248,7 @@ class Hub:
         if kind == EVENT_TYPE:
             catalog.invalidate(str(event.get("stamp", "")))
         elif kind == TOKEN_EVENT:
-            await self.recheck_tokens({event.get("token")})
+            await self.recheck_tokens({(str(event.get("kind", credentials.SITE_TOKEN)), event.get("token"))})
             return
         elif kind == ACCESS_EVENT:
             users = event.get("users")
@@ -289,19 +289,25 @@ class Hub:
             if problem is not None:
                 self.end(listener, problem)
 
-    async def recheck_tokens(self, token_ids: set[Any] | None) -> None:
-        """Re-read these tokens (None: every local caller's); end callers whose token no longer works."""
+    async def recheck_tokens(self, keys: set[credentials.Key] | None) -> None:
+        """Re-read these credentials ((kind, id); None: every local caller's); end callers whose credential
+        no longer works."""
         forget_tokens()
         holders = [
             listener
             for listener in list(self.listeners)
-            if listener.token is not None and (token_ids is None or listener.token.pk in token_ids)
+            if listener.token is not None and (keys is None or credentials.key(listener.token) in keys)
         ]
         if not holders:
             return
-        rows = await database_sync_to_async(_token_rows)({listener.token.pk for listener in holders})
+        wanted: dict[str, set[Any]] = {}
         for listener in holders:
-            row = rows.get(listener.token.pk)
+            kind, pk = credentials.key(listener.token)
+            wanted.setdefault(kind, set()).add(pk)
+        found = {kind: await database_sync_to_async(credentials.rows)(kind, ids) for kind, ids in wanted.items()}
+        for listener in holders:
+            kind, pk = credentials.key(listener.token)
+            row = found[kind].get(pk)
             if row is None or row[0] != getattr(listener.user, "pk", None):
                 self.end(listener, TOKEN_REVOKED)
                 continue
@@ -357,16 +363,6 @@ def too_many_connections() -> str:
 
 def _connection_key(user: Any) -> Any:
     return user.pk if getattr(user, "is_authenticated", False) else None
-
-
-def _token_rows(ids: set[Any]) -> dict[Any, tuple[Any, Any]]:
-    """token id -> (user id, expires_at) for the tokens that still exist."""
-    from mcp_tools.models import AccessToken
-
-    return {
-        pk: (user_id, expires)
-        for pk, user_id, expires in AccessToken.objects.filter(pk__in=ids).values_list("pk", "user_id", "expires_at")
-    }
 
 
 async def baseline(listener: Any) -> None:

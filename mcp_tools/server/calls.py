@@ -8,7 +8,7 @@ import logging
 import time
 from typing import Any
 
-from mcp_tools.access import permissions, ratelimit
+from mcp_tools.access import credentials, permissions, ratelimit
 from mcp_tools.access.audit import audit_log
 from mcp_tools.access.audit_arguments import stored_arguments
 from mcp_tools.conf import mcp_settings
@@ -215,7 +215,7 @@ class Call:
         await audit_log().record(
             user_id=user.pk if authenticated else None,
             username=user.get_username() if authenticated else "",
-            token_id=getattr(self.session.token, "pk", None),
+            **credentials.audit_fields(self.session.token),
             transport=self.session.transport,
             session_id=self.session.session_id,
             tool_name=str(self.name)[:128],

@@ -10,7 +10,7 @@ from channels.consumer import AsyncConsumer
 from channels.db import database_sync_to_async
 
 from mcp_tools.access import permissions
-from mcp_tools.access.authentication import AuthenticationFailed, authenticate
+from mcp_tools.access.authentication import AuthenticationFailed, authenticate, refusal_challenge
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import (
     HeaderMismatch,
@@ -95,13 +95,12 @@ class MCPHttpConsumer(AsyncConsumer):
             await self.serve_legacy(request, user, token, version)
 
     async def authenticate(self, request: HTTPRequest) -> tuple[Any, Any]:
-        challenge = [(b"www-authenticate", b'Bearer realm="mcp"')]
         try:
             user, token = await database_sync_to_async(authenticate)(request)
         except AuthenticationFailed as exc:
-            raise HTTPError(401, InvalidRequest(str(exc)), headers=challenge) from None
+            raise HTTPError(exc.status, InvalidRequest(str(exc)), headers=_challenge(request, exc)) from None
         if not permissions.may_connect(user):
-            raise HTTPError(401, InvalidRequest("Authentication required"), headers=challenge)
+            raise HTTPError(401, InvalidRequest("Authentication required"), headers=_challenge(request))
         return user, token
 
     # 2026-07-28 ---------------------------------------------------------------------------------
@@ -293,7 +292,9 @@ class Exchange:
             return
         status = modern_status(response) if self.modern else 200
         body = jsonrpc.encode(response).encode()
-        await self.request.respond(status, body, [*JSON_HEADERS, *self.headers()])
+        # Credentials that stopped working mid-request: the client learns where to get new ones.
+        challenge = _challenge(self.request, AuthenticationFailed("")) if status == 401 else []
+        await self.request.respond(status, body, [*JSON_HEADERS, *self.headers(), *challenge])
 
     async def _stream(self, task: asyncio.Task[Any], first: Any, disconnect: asyncio.Future[Any]) -> None:
         stream = EventStream(self.request.send)
@@ -382,3 +383,7 @@ def _strip(value: str | None) -> str | None:
 
 def _discard(message: Any) -> None:
     """Where messages go when nobody can receive them."""
+
+
+def _challenge(request: HTTPRequest, failure: AuthenticationFailed | None = None) -> list[tuple[bytes, bytes]]:
+    return [(b"www-authenticate", refusal_challenge(request, failure).encode("latin-1", "replace"))]

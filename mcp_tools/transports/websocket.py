@@ -9,7 +9,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from mcp_tools.access import permissions
-from mcp_tools.access.authentication import AuthenticationFailed, authenticate
+from mcp_tools.access.authentication import AuthenticationFailed, authenticate, refusal_challenge
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import InvalidRequest
 from mcp_tools.notify.hub import hub, too_many_connections
@@ -52,10 +52,10 @@ class MCPWebsocketConsumer(DirectDispatch, AsyncWebsocketConsumer):
         try:
             user, token = await database_sync_to_async(authenticate)(handshake)
         except AuthenticationFailed as exc:
-            await self.refuse(401, str(exc))
+            await self.refuse(exc.status, str(exc), refusal_challenge(handshake, exc))
             return
         if not permissions.may_connect(user):
-            await self.refuse(401, "Authentication required")
+            await self.refuse(401, "Authentication required", refusal_challenge(handshake))
             return
         if not hub().admits(user):
             await self.refuse(429, too_many_connections())
@@ -73,14 +73,14 @@ class MCPWebsocketConsumer(DirectDispatch, AsyncWebsocketConsumer):
         offered = self.scope.get("subprotocols") or []
         await self.accept(SUBPROTOCOL if SUBPROTOCOL in offered else None)
 
-    async def refuse(self, status: int, reason: str) -> None:
+    async def refuse(self, status: int, reason: str, challenge: str = "") -> None:
         """Deny the handshake with an HTTP status where the server supports it, else close (403)."""
         if "websocket.http.response" not in self.scope.get("extensions", {}):
             await self.close()
             return
         headers = [(b"content-type", b"application/json")]
-        if status == 401:
-            headers.append((b"www-authenticate", b'Bearer realm="mcp"'))
+        if challenge:
+            headers.append((b"www-authenticate", challenge.encode("latin-1", "replace")))
         body = encode(error_response(None, InvalidRequest(reason))).encode()
         await self.base_send({"type": "websocket.http.response.start", "status": status, "headers": headers})
         await self.base_send({"type": "websocket.http.response.body", "body": body})

@@ -1,0 +1,74 @@
+"""The credentials a caller connects with, of every kind: the site's own access tokens and OAuth tokens.
+
+A credential says when it expires and which client holds it; each kind can be re-read by id, so that the
+sessions opened with one end once it stops working (revoked, expired, or handed to another user). Kinds
+other than the site's tokens register themselves (:func:`register_kind`) when their app is ready.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Protocol
+
+#: The kind of the site's own access tokens (``mcp_tools.models.AccessToken``).
+SITE_TOKEN = "token"
+
+Key = tuple[str, Any]  # (kind, id)
+Rows = dict[Any, tuple[Any, datetime | None]]  # id -> (user id, expires at), for the ids that still exist
+Loader = Callable[[set[Any]], Rows]
+
+
+class Credential(Protocol):
+    """What the server keeps of the credential a caller connected with."""
+
+    credential_kind: str
+    pk: Any
+    expires_at: datetime | None
+
+    @property
+    def is_expired(self) -> bool: ...
+
+    @property
+    def client_label(self) -> str: ...
+
+
+_loaders: dict[str, Loader] = {}
+
+
+def register_kind(kind: str, loader: Loader) -> None:
+    """Let sessions opened with credentials of ``kind`` be re-checked: ``loader(ids)`` reads them afresh."""
+    _loaders[kind] = loader
+
+
+def key(credential: Any) -> Key:
+    return (kind_of(credential), credential.pk)
+
+
+def kind_of(credential: Any) -> str:
+    return str(getattr(credential, "credential_kind", SITE_TOKEN))
+
+
+def rows(kind: str, ids: set[Any]) -> Rows:
+    """The credentials of ``kind`` with these ids that still exist (sync; call through database_sync_to_async).
+
+    A kind nobody registered reads as gone, so its sessions end rather than outlive their credential.
+    """
+    loader = _loaders.get(kind, _site_tokens if kind == SITE_TOKEN else None)
+    return loader(ids) if loader is not None else {}
+
+
+def audit_fields(credential: Any) -> dict[str, Any]:
+    """The audit columns naming a call's credential: the site token it used, or the OAuth client."""
+    if credential is None:
+        return {"token_id": None, "client": ""}
+    if kind_of(credential) == SITE_TOKEN:
+        return {"token_id": credential.pk, "client": ""}
+    return {"token_id": None, "client": str(getattr(credential, "client_label", ""))[:255]}
+
+
+def _site_tokens(ids: set[Any]) -> Rows:
+    from mcp_tools.models import AccessToken
+
+    found = AccessToken.objects.filter(pk__in=ids).values_list("pk", "user_id", "expires_at")
+    return {pk: (user_id, expires) for pk, user_id, expires in found}

@@ -1,0 +1,20 @@
+"""Wires OAuth tokens into authentication, the sessions' re-checks and the change signals."""
+
+from __future__ import annotations
+
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class OAuthConfig(AppConfig):
+    name = "mcp_tools.oauth"
+    label = "mcp_tools_oauth"
+    verbose_name = _("MCP connectors (OAuth)")
+
+    def ready(self) -> None:
+        from mcp_tools.access.authentication import register_bearer
+        from mcp_tools.access.credentials import register_kind
+        from mcp_tools.oauth import checks, signals, tokens  # noqa: F401  (checks and signals register)
+
+        register_bearer(tokens.resolve)
+        register_kind(tokens.OAUTH, tokens.rows)

@@ -1,0 +1,40 @@
+"""Routes of the OAuth app, to include at the root of the site's URLconf: ``path("", include("mcp_tools.oauth.urls"))``.
+
+Discovery documents live at the origin's root (RFC 8414, RFC 9728); the authorization server's endpoints
+under ``oauth/``, in django-oauth-toolkit's ``oauth2_provider`` namespace so that its metadata finds them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import include, path
+from oauth2_provider import urls as toolkit_urls
+
+from mcp_tools.oauth.metadata import AuthorizationServerMetadataView, ProtectedResourceMetadataView
+from mcp_tools.oauth.views import ConsentView
+
+# The toolkit's token, revocation and introspection endpoints and its dynamic client registration; its
+# own authorization page is replaced by the consent page, and device flow and application management
+# pages are left out (the admin manages applications).
+_KEPT = {"token", "revoke-token", "introspect"}
+authorization_patterns: list[Any] = [
+    path("authorize/", ConsentView.as_view(), name="authorize"),
+    *(pattern for pattern in toolkit_urls.base_urlpatterns if pattern.name in _KEPT),
+    *toolkit_urls.dcr_urlpatterns,
+]
+
+urlpatterns: list[Any] = [
+    path(".well-known/oauth-protected-resource", ProtectedResourceMetadataView.as_view(), name="mcp-resource-metadata"),
+    path(
+        ".well-known/oauth-protected-resource/<path:resource_path>",
+        ProtectedResourceMetadataView.as_view(),
+        name="mcp-resource-metadata-path",
+    ),
+    path(
+        ".well-known/oauth-authorization-server",
+        AuthorizationServerMetadataView.as_view(),
+        name="mcp-authorization-server-metadata",
+    ),
+    path("oauth/", include((authorization_patterns, "oauth2_provider"))),
+]
