@@ -4,7 +4,7 @@ Tokens are validated by django-oauth-toolkit's own validator (``validate_bearer_
 site's authorization server and, with ``RESOURCE_SERVER_INTROSPECTION_URL``, those of an external one are
 read alike. Stricter than the toolkit on one point, as the MCP authorization spec requires: a token must
 name this resource (RFC 8707); a token issued without a resource indicator is refused, never taken as
-valid everywhere.
+valid everywhere (unless the site opts in for its own server's tokens: OAUTH_ACCEPT_UNBOUND_TOKENS).
 """
 
 from __future__ import annotations
@@ -65,12 +65,20 @@ def _load(raw: str, resource: str) -> tuple[Any, OAuthCredential]:
     if user is None or not user.is_active:
         # Client-credentials tokens (no user) and inactive users have no tools to serve.
         raise AuthenticationFailed(INVALID)
-    if not token.resource or not any(same_resource(issued, resource) for issued in token.resource):
+    if not _issued_for(token, resource):
         raise AuthenticationFailed(NOT_FOR_THIS_RESOURCE)
     needed = [str(scope) for scope in mcp_settings.OAUTH_SCOPES]
     if not token.allow_scopes(needed):
         raise InsufficientScope("The access token lacks a scope this server needs.", " ".join(needed))
     return user, _credential(token)
+
+
+def _issued_for(token: Any, resource: str) -> bool:
+    """Whether ``token`` names this resource; with OAUTH_ACCEPT_UNBOUND_TOKENS, a token the site's own
+    authorization server issued without naming any resource counts too (for clients that send none)."""
+    if token.resource:
+        return any(same_resource(issued, resource) for issued in token.resource)
+    return bool(mcp_settings.OAUTH_ACCEPT_UNBOUND_TOKENS) and token.application_id is not None
 
 
 def rows(ids: set[Any]) -> Rows:
