@@ -74,6 +74,7 @@ DEFAULTS: dict[str, Any] = {
     "OAUTH_RESOURCE_METADATA": None,  # None: published when mcp_tools.oauth is installed
     "OAUTH_SCOPES": ["mcp"],  # scopes an OAuth token needs to be served
     "OAUTH_ACCEPT_UNBOUND_TOKENS": False,  # accept the site's own tokens that name no resource (RFC 8707)
+    "OAUTH_REGISTRATION_RATE": "20/h",  # dynamic client registrations per client address
     # Abuse limits
     "MAX_CONCURRENT_CALLS": 16,
     "CALL_TIMEOUT_SECONDS": 60,

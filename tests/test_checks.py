@@ -147,8 +147,8 @@ CASES: list[tuple[str, dict[str, Any], list[checks.CheckMessage]]] = [
     ("rates set and unset", {"MCP_TOOLS": {"DEFAULT_RATE": "10/5s", "DENIED_RATE": None}}, []),
     (
         "rates that are not rates",
-        {"MCP_TOOLS": {"DEFAULT_RATE": "30 per minute", "DENIED_RATE": 30}},
-        [not_a_rate("DEFAULT_RATE"), not_a_rate("DENIED_RATE")],
+        {"MCP_TOOLS": {"DEFAULT_RATE": "30 per minute", "DENIED_RATE": 30, "OAUTH_REGISTRATION_RATE": "often"}},
+        [not_a_rate("DEFAULT_RATE"), not_a_rate("DENIED_RATE"), not_a_rate("OAUTH_REGISTRATION_RATE")],
     ),
     ("CHANNEL_LAYERS empty", {"CHANNEL_LAYERS": {}}, [NO_LAYER]),
     ("CHANNEL_LAYERS absent", {"CHANNEL_LAYERS": None}, [NO_LAYER]),

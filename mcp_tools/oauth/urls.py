@@ -12,6 +12,7 @@ from django.urls import include, path
 from oauth2_provider import urls as toolkit_urls
 
 from mcp_tools.oauth.metadata import AuthorizationServerMetadataView, ProtectedResourceMetadataView
+from mcp_tools.oauth.registration import RegistrationView
 from mcp_tools.oauth.views import ConsentView
 
 # The toolkit's token, revocation and introspection endpoints and its dynamic client registration; its
@@ -21,7 +22,8 @@ _KEPT = {"token", "revoke-token", "introspect"}
 authorization_patterns: list[Any] = [
     path("authorize/", ConsentView.as_view(), name="authorize"),
     *(pattern for pattern in toolkit_urls.base_urlpatterns if pattern.name in _KEPT),
-    *toolkit_urls.dcr_urlpatterns,
+    path("register/", RegistrationView.as_view(), name="dcr-register"),
+    *(pattern for pattern in toolkit_urls.dcr_urlpatterns if pattern.name != "dcr-register"),
 ]
 
 urlpatterns: list[Any] = [

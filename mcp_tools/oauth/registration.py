@@ -1,0 +1,53 @@
+"""Dynamic client registration (RFC 7591) with the caps every client-controlled input gets here.
+
+Registration is open (MCP clients register before any user is involved), so it is rate-limited per
+address, its document is size-capped and its redirect URIs counted; the toolkit does the rest.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django_ratelimit.core import is_ratelimited
+from oauth2_provider.views import DynamicClientRegistrationView
+
+from mcp_tools.conf import mcp_settings
+
+MAX_DOCUMENT_BYTES = 16 * 1024
+MAX_REDIRECT_URIS = 10
+
+
+class RegistrationView(DynamicClientRegistrationView):
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if is_ratelimited(
+            request,
+            group="mcp_tools.oauth.register",
+            key="ip",
+            rate=mcp_settings.OAUTH_REGISTRATION_RATE,
+            increment=True,
+        ):
+            return _refused("Too many registrations from this address; try again later.", 429)
+        if len(request.body) > MAX_DOCUMENT_BYTES:
+            return _refused(f"The registration document exceeds {MAX_DOCUMENT_BYTES} bytes.")
+        problem = _redirect_uri_problem(request.body)
+        if problem:
+            return _refused(problem)
+        return super().post(request, *args, **kwargs)
+
+
+def _redirect_uri_problem(body: bytes) -> str:
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return ""  # the toolkit answers malformed JSON itself
+    uris = document.get("redirect_uris") if isinstance(document, dict) else None
+    if isinstance(uris, list) and len(uris) > MAX_REDIRECT_URIS:
+        return f"At most {MAX_REDIRECT_URIS} redirect URIs may be registered."
+    return ""
+
+
+def _refused(description: str, status: int = 400) -> JsonResponse:
+    error = "invalid_client_metadata" if status == 400 else "slow_down"
+    return JsonResponse({"error": error, "error_description": description}, status=status)
