@@ -127,6 +127,19 @@ class ModelFieldsForm(forms.ModelForm):
 
     configuration: tuple[str, ...] = ()
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._set_choices("model", [("", "---------"), *model_choices()])
+        self._set_choices("scope", [("", "---------"), *scopes.choices()])
+        model = self.chosen_model()
+        if model is None:
+            self._hide_configuration()
+        else:
+            self._offer_fields_of(model)
+
+    def _offer_fields_of(self, model: type[models.Model]) -> None:
+        raise NotImplementedError
+
     def chosen_model(self) -> type[models.Model] | None:
         label = self.data.get(self.add_prefix("model")) if self.is_bound else self.initial.get("model")
         try:
@@ -201,16 +214,6 @@ class ModelQueryForm(ModelFieldsForm):
     class Meta:
         model = ModelQuery
         fields = ("model", "operation", *CONFIGURATION)
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._set_choices("model", [("", "---------"), *model_choices()])
-        self._set_choices("scope", [("", "---------"), *scopes.choices()])
-        model = self.chosen_model()
-        if model is None:
-            self._hide_configuration()
-        else:
-            self._offer_fields_of(model)
 
     def _chosen_relations(self, model: type[models.Model]) -> frozenset[str]:
         if self.is_bound:

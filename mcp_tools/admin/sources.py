@@ -11,8 +11,7 @@ from django.db import models
 from django.forms.formsets import DELETION_FIELD_NAME
 from django.utils.translation import gettext_lazy as _
 
-from mcp_tools.access import scopes
-from mcp_tools.admin.forms import ModelFieldsForm, model_choices, multiple, path_choices, textual
+from mcp_tools.admin.forms import ModelFieldsForm, multiple, path_choices, textual
 from mcp_tools.models import SearchSource, Tool
 from mcp_tools.tools.executors.queries import fields as paths
 
@@ -38,13 +37,6 @@ class SearchSourceForm(ModelFieldsForm):
         super().__init__(*args, **kwargs)
         self.fields["title_field"].help_text = SearchSource._meta.get_field("title_field").help_text
         self.fields["scope"].help_text = SearchSource._meta.get_field("scope").help_text
-        self._set_choices("model", [("", "---------"), *model_choices()])
-        self._set_choices("scope", [("", "---------"), *scopes.choices()])
-        model = self.chosen_model()
-        if model is None:
-            self._hide_configuration()
-        else:
-            self._offer_fields_of(model)
 
     def _offer_fields_of(self, model: type[models.Model]) -> None:
         self.fields["model"].help_text = _("After choosing another model, save to be offered its fields.")
