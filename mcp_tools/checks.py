@@ -212,23 +212,27 @@ def check_tool_callables(app_configs: Any = None, databases: Any = None, **kwarg
 def check_model_query_exposure(
     app_configs: Any = None, databases: Any = None, **kwargs: Any
 ) -> list[checks.CheckMessage]:
-    """Saved model-query tools that reach an excluded model or name a secret field (they serve nobody)."""
+    """Saved model-query tools and search sources that reach an excluded model or name a secret field (they
+    serve nobody)."""
     if not databases:
         return []
     from django.db import DatabaseError
 
-    from mcp_tools.models import ModelQuery
+    from mcp_tools.models import ModelQuery, SearchSource
     from mcp_tools.tools.executors.queries.exposure import exposure
+    from mcp_tools.tools.executors.queries.sources import as_query
 
     try:
-        rows = list(ModelQuery.objects.select_related("tool").order_by("tool__name"))
+        queries = [(row.tool.name, row) for row in ModelQuery.objects.select_related("tool").order_by("tool__name")]
+        sources = SearchSource.objects.select_related("tool").order_by("tool__name", "pk")
+        queries += [(row.tool.name, as_query(row)) for row in sources]
     except DatabaseError:
         return []
     messages: list[checks.CheckMessage] = []
-    for row in rows:
+    for tool, row in queries:
         found = exposure(row)
-        messages += [_excluded_model_warning(row.tool.name, label) for label in found.models]
-        messages += [_secret_field_warning(row.tool.name, allow_list, path) for allow_list, path in found.secrets]
+        messages += [_excluded_model_warning(tool, label) for label in found.models]
+        messages += [_secret_field_warning(tool, allow_list, path) for allow_list, path in found.secrets]
     return messages
 
 

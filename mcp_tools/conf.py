@@ -55,6 +55,8 @@ DEFAULTS: dict[str, Any] = {
     "ROW_CAP": 1000,
     "MAX_IN_ITEMS": 100,
     "QUERY_TIMEOUT_MS": 5000,
+    # Search results: the site's public address, that makes get_absolute_url() and admin links absolute
+    "SITE_URL": "",
     # Rate limits (django-ratelimit rates such as "30/m"; None: no default limit)
     "DEFAULT_RATE": None,
     # Calls refused as denied or unknown, per user and per token, across every tool name

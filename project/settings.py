@@ -123,6 +123,8 @@ MCP_TOOLS = {
         "Tools over a small demo shop's orders, customers and products. Amounts are decimal strings; "
         "dates are ISO 8601. Each tool's description says what it reads or changes."
     ),
+    # Makes the links of search results absolute; set it to the address the site is served at.
+    "SITE_URL": os.environ.get("MCP_SITE_URL", "http://127.0.0.1:8000"),
 }
 
 LOGGING = {

@@ -19,9 +19,9 @@ def management_form(prefix: str, total: int = 0, initial: int = 0, maximum: int 
     }
 
 
-# The grant inlines' management forms, with no grant.
-NO_GRANTS = {key: value for prefix in GRANT_PREFIXES for key, value in management_form(prefix).items()}
-# Every inline's management form: no query, no grant.
+# The management forms of the inlines after the query (search sources and grants), with no row.
+NO_GRANTS = {key: value for prefix in ("sources", *GRANT_PREFIXES) for key, value in management_form(prefix).items()}
+# Every inline's management form: no query, no search source, no grant.
 NO_INLINES = management_form("query", maximum=1) | NO_GRANTS
 
 

@@ -148,6 +148,7 @@ def test_the_tool_form_offers_the_access_fields_and_both_grant_inlines(admin_cli
     assert {"everyone", "rate_limit", "timeout_seconds"} <= set(response.context["adminform"].form.fields)
     assert [inline.formset.prefix for inline in response.context["inline_admin_formsets"]] == [
         "query",
+        "sources",
         *GRANT_PREFIXES,
     ]
 

@@ -103,7 +103,7 @@ async def test_the_sdk_lists_model_query_tools_with_their_generated_schemas(quer
     items = tools["items"]
     assert (items.input_schema, items.output_schema) == schemas("items")
     assert items.annotations == types.ToolAnnotations(
-        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        title="Items", read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
     )
 
 
@@ -148,3 +148,28 @@ async def test_the_sdk_sees_an_unknown_argument_refused_with_the_allowed_names(q
     assert result.is_error is True
     assert result.content == [types.TextContent(type="text", text=f"Invalid arguments: {reason}")]
     assert result.structured_content is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_sdk_lists_chatgpts_pair_and_fetches_what_search_found(query_site: QuerySite, mode: str) -> None:
+    async with sdk_client(query_site, mode) as client:
+        tools = await every_tool(client)
+        found = await asyncio.wait_for(client.call_tool("search", {"query": "gizmo 16"}), TIMEOUT)
+        assert found.structured_content is not None
+        [result] = found.structured_content["results"]
+        fetched = await asyncio.wait_for(client.call_tool("fetch", {"id": result["id"]}), TIMEOUT)
+        hidden = await asyncio.wait_for(client.call_tool("fetch", {"id": "testapp.account:0"}), TIMEOUT)
+
+    read_only = types.ToolAnnotations(
+        title="Search", read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
+    assert (tools["search"].title, tools["search"].annotations) == ("Search", read_only)
+    assert result == {"id": f"testapp.item:{query_site.items[16]}", "title": "Gizmo 16", "url": ""}
+    for reply in (found, fetched):
+        [block] = reply.content
+        assert isinstance(block, types.TextContent)
+        assert json.loads(block.text) == reply.structured_content
+    assert fetched.structured_content is not None
+    assert (fetched.structured_content["id"], fetched.structured_content["title"]) == (result["id"], "Gizmo 16")
+    assert hidden.is_error is True
+    assert hidden.content == [types.TextContent(type="text", text="No document with id 'testapp.account:0'.")]

@@ -168,6 +168,7 @@ async def test_tools_list_advertises_the_generated_schemas_and_hints(alice: Wire
 
     assert tools["item_count"] == {
         "name": "item_count",
+        "title": "Item count",
         "description": "item_count",
         "inputSchema": {
             "type": "object",
@@ -200,11 +201,13 @@ async def test_tools_list_advertises_the_generated_schemas_and_hints(alice: Wire
             "required": ["results", "count"],
             "additionalProperties": False,
         },
-        "annotations": READ_ONLY,
+        "annotations": {"title": "Item count", **READ_ONLY},
     }
-    assert tools["item_delete"]["annotations"] == {**READ_ONLY, "readOnlyHint": False, "destructiveHint": True}
-    assert tools["item_update"]["annotations"] == {**READ_ONLY, "readOnlyHint": False, "destructiveHint": True}
-    assert tools["item_create"]["annotations"] == {**READ_ONLY, "readOnlyHint": False, "idempotentHint": False}
+    changes = {**READ_ONLY, "readOnlyHint": False, "destructiveHint": True}
+    assert tools["item_delete"]["annotations"] == {"title": "Item delete", **changes}
+    assert tools["item_update"]["annotations"] == {"title": "Item update", **changes}
+    creates = {**READ_ONLY, "readOnlyHint": False, "idempotentHint": False}
+    assert tools["item_create"]["annotations"] == {"title": "Item create", **creates}
 
 
 async def test_the_output_schema_describes_each_field_with_its_json_type_and_format(people: dict[str, Any]) -> None:

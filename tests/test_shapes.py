@@ -222,6 +222,11 @@ async def test_tools_list_shows_each_revision_its_own_definition_shape(
     crash: dict[str, Any] = {"name": "crash", "inputSchema": EMPTY_INPUT}
     if version in DRAFTS:
         crash["description"] = ""
+    if since(version, v.V2025_03_26):
+        # A callable derives no hints; a blank title reads as the humanised name.
+        crash["annotations"] = {"title": "Crash"}
+    if since(version, v.V2025_06_18):
+        crash["title"] = "Crash"
     assert (listed["add"], listed["crash"]) == (add, crash)
 
 

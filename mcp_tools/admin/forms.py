@@ -113,14 +113,67 @@ def user_paths(model: type[models.Model]) -> Choices:
     return found
 
 
-def multiple(name: str, help_text: Any = "", *, filtered: bool = False) -> forms.MultipleChoiceField:
-    label = capfirst(getattr(ModelQuery._meta.get_field(name), "verbose_name", name))
+def multiple(
+    name: str, help_text: Any = "", *, filtered: bool = False, model: type[models.Model] = ModelQuery
+) -> forms.MultipleChoiceField:
+    label = capfirst(getattr(model._meta.get_field(name), "verbose_name", name))
     widget = FilteredSelectMultiple(label, is_stacked=False) if filtered else forms.CheckboxSelectMultiple
     return forms.MultipleChoiceField(label=label, required=False, widget=widget, help_text=help_text)
 
 
-class ModelQueryForm(forms.ModelForm):
+class ModelFieldsForm(forms.ModelForm):
+    """A form whose choices are the fields of the model it names: those of the bound data, else of the saved
+    row; with no model chosen, the fields in ``configuration`` are hidden."""
+
+    configuration: tuple[str, ...] = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._set_choices("model", [("", "---------"), *model_choices()])
+        self._set_choices("scope", [("", "---------"), *scopes.choices()])
+        model = self.chosen_model()
+        if model is None:
+            self._hide_configuration()
+        else:
+            self._offer_fields_of(model)
+
+    def _offer_fields_of(self, model: type[models.Model]) -> None:
+        raise NotImplementedError
+
+    def chosen_model(self) -> type[models.Model] | None:
+        label = self.data.get(self.add_prefix("model")) if self.is_bound else self.initial.get("model")
+        try:
+            return paths.resolve_model(str(label or ""))
+        except paths.FieldPathError:
+            return None
+
+    def _hide_configuration(self) -> None:
+        self.fields["model"].help_text = _("Save with a model chosen to configure its fields.")
+        for name in self.configuration:
+            field = self.fields[name]
+            if isinstance(field, forms.MultipleChoiceField):
+                field.widget = forms.MultipleHiddenInput()
+                self._set_choices(name, [])
+            else:
+                field.widget = forms.HiddenInput()
+                if isinstance(field, forms.ChoiceField):
+                    self._set_choices(name, [])
+
+    def _set_choices(self, name: str, choices: Choices) -> None:
+        """Set ``choices``, keeping a saved value that is no longer offered so that clean() can say why."""
+        field = self.fields[name]
+        assert isinstance(field, forms.ChoiceField)
+        offered = {str(value) for value, _label in _flat(choices)}
+        current = self.initial.get(name)
+        saved = current if isinstance(current, list) else [current] if current else []
+        stale = [str(value) for value in saved if str(value) not in offered]
+        field.choices = [*choices, *((value, _("%(value)s (not available)") % {"value": value}) for value in stale)]
+
+
+class ModelQueryForm(ModelFieldsForm):
     """Choices follow the model of the bound data, else of the saved row; none until a model is chosen."""
+
+    configuration = CONFIGURATION
 
     model = forms.ChoiceField(label=_("Model"))
     relations = multiple(
@@ -162,23 +215,6 @@ class ModelQueryForm(forms.ModelForm):
         model = ModelQuery
         fields = ("model", "operation", *CONFIGURATION)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._set_choices("model", [("", "---------"), *model_choices()])
-        self._set_choices("scope", [("", "---------"), *scopes.choices()])
-        model = self.chosen_model()
-        if model is None:
-            self._hide_configuration()
-        else:
-            self._offer_fields_of(model)
-
-    def chosen_model(self) -> type[models.Model] | None:
-        label = self.data.get(self.add_prefix("model")) if self.is_bound else self.initial.get("model")
-        try:
-            return paths.resolve_model(str(label or ""))
-        except paths.FieldPathError:
-            return None
-
     def _chosen_relations(self, model: type[models.Model]) -> frozenset[str]:
         if self.is_bound:
             field = self.fields["relations"]
@@ -201,28 +237,6 @@ class ModelQueryForm(forms.ModelForm):
         self._set_choices("writable_fields", writable_choices(model))
         self._set_choices("lookup_field", lookup_choices(model))
         self._set_choices("scope_field", user_paths(model))
-
-    def _hide_configuration(self) -> None:
-        self.fields["model"].help_text = _("Save with a model chosen to configure its fields.")
-        for name in CONFIGURATION:
-            field = self.fields[name]
-            if isinstance(field, forms.MultipleChoiceField):
-                field.widget = forms.MultipleHiddenInput()
-                self._set_choices(name, [])
-            else:
-                field.widget = forms.HiddenInput()
-                if isinstance(field, forms.ChoiceField):
-                    self._set_choices(name, [])
-
-    def _set_choices(self, name: str, choices: Choices) -> None:
-        """Set ``choices``, keeping a saved value that is no longer offered so that clean() can say why."""
-        field = self.fields[name]
-        assert isinstance(field, forms.ChoiceField)
-        offered = {str(value) for value, _label in _flat(choices)}
-        current = self.initial.get(name)
-        saved = current if isinstance(current, list) else [current] if current else []
-        stale = [str(value) for value in saved if str(value) not in offered]
-        field.choices = [*choices, *((value, _("%(value)s (not available)") % {"value": value}) for value in stale)]
 
     def clean_serializer(self) -> str:
         path = str(self.cleaned_data.get("serializer") or "")
@@ -258,4 +272,8 @@ class ModelQueryFormSet(forms.BaseInlineFormSet):
         if kind == Tool.Kind.CALLABLE and configured:
             raise ValidationError(
                 _('A registered-callable tool runs no model query: choose the kind "Model query", or delete the query.')
+            )
+        if kind in (Tool.Kind.SEARCH, Tool.Kind.FETCH) and configured:
+            raise ValidationError(
+                _("A search or fetch tool reads its search sources, not a model query: delete the query.")
             )

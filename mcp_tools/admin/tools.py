@@ -14,6 +14,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from mcp_tools.admin.forms import ModelQueryForm, ModelQueryFormSet
+from mcp_tools.admin.sources import SearchSourceInline
 from mcp_tools.models import (
     HINT_FIELDS,
     AccessToken,
@@ -25,6 +26,7 @@ from mcp_tools.models import (
 )
 from mcp_tools.protocol import versions
 from mcp_tools.server.listing import definition_json
+from mcp_tools.tools import hints
 from mcp_tools.tools.entries import entry_from_row
 from mcp_tools.tools.registry import registry
 
@@ -89,6 +91,22 @@ class ToolForm(forms.ModelForm):
                 'JSON Schema with root "type": "object". Leave empty to use the registered callable\'s schema; '
                 "a model query generates its own."
             )
+        self._show_derived()
+
+    def _show_derived(self) -> None:
+        """Label each hint's "unknown" choice with the value it derives to, and the title with its fallback."""
+        saved = self.instance.pk is not None
+        derived = hints.derived(self.instance) if saved else {}
+        for attr, wire in HINT_FIELDS.items():
+            if attr not in self.fields:
+                continue
+            value = derived.get(wire)
+            shown = _("not set") if value is None else _("Yes") if value else _("No")
+            label = _("Derived: %(value)s") % {"value": shown} if saved else _("Derived when saved")
+            self.fields[attr].widget.choices = [("unknown", label), ("true", _("Yes")), ("false", _("No"))]
+        if saved and "title" in self.fields:
+            fallback = hints.humanised(self.instance.name)
+            self.fields["title"].help_text = _("What people read. Blank: %(title)s") % {"title": fallback}
 
     def clean_input_schema(self) -> Any:
         # Left empty: Tool.clean puts the callable's schema in its place; other kinds take no arguments.
@@ -171,7 +189,7 @@ class ToolAdmin(admin.ModelAdmin):
     search_fields = ("name", "title", "description", "callable_name")
     readonly_fields = ("created_at", "updated_at", "definition_preview")
     actions = ("enable_tools", "disable_tools")
-    inlines = (ModelQueryInline, UserGrantInline, GroupGrantInline)
+    inlines = (ModelQueryInline, SearchSourceInline, UserGrantInline, GroupGrantInline)
     fieldsets = (
         (None, {"fields": ("name", "title", "description", "enabled")}),
         (
@@ -194,27 +212,27 @@ class ToolAdmin(admin.ModelAdmin):
     )
 
     def get_fieldsets(self, request: HttpRequest, obj: Tool | None = None) -> Any:
-        if not is_model_query(obj):
+        if not is_generated(obj):
             return self.fieldsets
         generated = {
             "fields": ("generated_input_schema", "generated_output_schema"),
-            "description": _("Generated from the model query below; saving the query regenerates them."),
+            "description": _("Generated from the model query or search sources below; saving them regenerates them."),
         }
         return [(title, generated if title == _("Schemas") else options) for title, options in self.fieldsets]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Tool | None = None) -> Any:
         readonly = list(self.readonly_fields)
-        if is_model_query(obj):
-            readonly += ["generated_input_schema", "generated_output_schema", *HINT_FIELDS]
+        if is_generated(obj):
+            readonly += ["generated_input_schema", "generated_output_schema"]
         return readonly
 
     @admin.display(description=_("input schema"))
     def generated_input_schema(self, obj: Tool) -> str:
-        return pretty_json(obj.input_schema)
+        return pretty_json(entry_from_row(obj).spec.input_schema)
 
     @admin.display(description=_("output schema"))
     def generated_output_schema(self, obj: Tool) -> str:
-        return pretty_json(obj.output_schema)
+        return pretty_json(entry_from_row(obj).spec.output_schema)
 
     @admin.display(description=_("tools/list entry (latest revision)"))
     def definition_preview(self, obj: Tool) -> str:
@@ -243,8 +261,9 @@ class ToolAdmin(admin.ModelAdmin):
         self.message_user(request, _("%(count)d tool(s) updated.") % {"count": count}, messages.SUCCESS)
 
 
-def is_model_query(tool: Tool | None) -> bool:
-    return tool is not None and tool.kind == Tool.Kind.MODEL_QUERY
+def is_generated(tool: Tool | None) -> bool:
+    """Whether the tool's schemas are generated (a model query, search or fetch) rather than edited."""
+    return tool is not None and (tool.kind == Tool.Kind.MODEL_QUERY or tool.searches_models)
 
 
 def pretty_json(value: Any) -> str:

@@ -2,6 +2,7 @@
 
 from mcp_tools.models.records import ChangeCounter, ToolCall
 from mcp_tools.models.sessions import ClientSession
+from mcp_tools.models.sources import SearchSource
 from mcp_tools.models.tokens import AccessToken, AccessTokenManager, hash_token
 from mcp_tools.models.tools import (
     HINT_FIELDS,
@@ -23,6 +24,7 @@ __all__ = [
     "GroupGrant",
     "ModelQuery",
     "RateLimitOverride",
+    "SearchSource",
     "Tool",
     "ToolCall",
     "UserGrant",

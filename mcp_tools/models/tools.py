@@ -24,6 +24,8 @@ HINT_FIELDS = {
     "open_world_hint": "openWorldHint",
 }
 
+DERIVE = _("Unknown: derived from what the tool does.")
+
 
 def default_input_schema() -> dict[str, Any]:
     return {"type": "object", "properties": {}, "additionalProperties": False}
@@ -35,6 +37,8 @@ class Tool(models.Model):
     class Kind(models.TextChoices):
         CALLABLE = "callable", _("Registered Python callable")
         MODEL_QUERY = "model_query", _("Model query")
+        SEARCH = "search", _("Search over models (ChatGPT search)")
+        FETCH = "fetch", _("Fetch a search result (ChatGPT fetch)")
 
     name = models.CharField(
         _("name"),
@@ -43,7 +47,9 @@ class Tool(models.Model):
         validators=[validate_tool_name],
         help_text=_("What agents call it: 1-64 characters of letters, digits, '_', '-' and '.'."),
     )
-    title = models.CharField(_("title"), max_length=200, blank=True)
+    title = models.CharField(
+        _("title"), max_length=200, blank=True, help_text=_("What people read. Blank: made from the name.")
+    )
     description = models.TextField(_("description"), blank=True)
     input_schema = models.JSONField(
         _("input schema"),
@@ -59,10 +65,10 @@ class Tool(models.Model):
         validators=[validate_tool_schema],
         help_text=_('Optional JSON Schema of the structured result; root "type": "object".'),
     )
-    read_only_hint = models.BooleanField(_("read-only hint"), null=True, blank=True)
-    destructive_hint = models.BooleanField(_("destructive hint"), null=True, blank=True)
-    idempotent_hint = models.BooleanField(_("idempotent hint"), null=True, blank=True)
-    open_world_hint = models.BooleanField(_("open-world hint"), null=True, blank=True)
+    read_only_hint = models.BooleanField(_("read-only hint"), null=True, blank=True, help_text=DERIVE)
+    destructive_hint = models.BooleanField(_("destructive hint"), null=True, blank=True, help_text=DERIVE)
+    idempotent_hint = models.BooleanField(_("idempotent hint"), null=True, blank=True, help_text=DERIVE)
+    open_world_hint = models.BooleanField(_("open-world hint"), null=True, blank=True, help_text=DERIVE)
     icons = models.JSONField(_("icons"), default=list, blank=True, validators=[validate_icons])
     enabled = models.BooleanField(_("enabled"), default=True, db_index=True)
     kind = models.CharField(_("kind"), max_length=20, choices=Kind.choices, default=Kind.CALLABLE)
@@ -100,8 +106,14 @@ class Tool(models.Model):
 
     @property
     def annotations(self) -> dict[str, bool]:
+        """The hints set on the row; unset ones are derived from what the tool does (see tools.hints)."""
         hints = {wire: getattr(self, attr) for attr, wire in HINT_FIELDS.items()}
         return {wire: value for wire, value in hints.items() if value is not None}
+
+    @property
+    def searches_models(self) -> bool:
+        """Whether the tool runs over its search sources (the ChatGPT pair)."""
+        return self.kind in (self.Kind.SEARCH, self.Kind.FETCH)
 
     def clean(self) -> None:
         super().clean()

@@ -10,7 +10,15 @@ from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.dispatch import receiver
 
 from mcp_tools.access.authentication import forget_tokens
-from mcp_tools.models import AccessToken, GroupGrant, ModelQuery, RateLimitOverride, Tool, UserGrant
+from mcp_tools.models import (
+    AccessToken,
+    GroupGrant,
+    ModelQuery,
+    RateLimitOverride,
+    SearchSource,
+    Tool,
+    UserGrant,
+)
 from mcp_tools.notify import counters as polling
 from mcp_tools.notify.events import schedule_access_changed, schedule_token_changed, schedule_tools_changed
 
@@ -25,6 +33,8 @@ MEMBERSHIP_ACTIONS = frozenset({"post_add", "post_remove", "post_clear"})
 @receiver(post_save, sender=GroupGrant, dispatch_uid="mcp_tools.group_grant_saved")
 @receiver(post_delete, sender=GroupGrant, dispatch_uid="mcp_tools.group_grant_deleted")
 @receiver(post_delete, sender=ModelQuery, dispatch_uid="mcp_tools.query_deleted")
+@receiver(post_save, sender=SearchSource, dispatch_uid="mcp_tools.source_saved")
+@receiver(post_delete, sender=SearchSource, dispatch_uid="mcp_tools.source_deleted")
 @receiver(post_save, sender=RateLimitOverride, dispatch_uid="mcp_tools.rate_override_saved")
 @receiver(post_delete, sender=RateLimitOverride, dispatch_uid="mcp_tools.rate_override_deleted")
 def tool_changed(sender: type[Any], using: str, **kwargs: Any) -> None:

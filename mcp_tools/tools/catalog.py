@@ -41,7 +41,10 @@ class Catalog:
         users, groups = _grant_index(UserGrant, "user_id"), _grant_index(GroupGrant, "group_id")
         entries = tuple(
             entry_from_row(row, grants_of(row, users.get(row.pk, ()), groups.get(row.pk, ())))
-            for row in Tool.objects.filter(enabled=True).select_related("query").order_by("name")
+            for row in Tool.objects.filter(enabled=True)
+            .select_related("query")
+            .prefetch_related("sources")
+            .order_by("name")
         )
         overrides = {(o.group_id, o.tool_id): o.rate for o in RateLimitOverride.objects.all()}
         names = frozenset(Tool.objects.values_list("name", flat=True))

@@ -1,4 +1,5 @@
-"""Keeps tool rows true to what runs them: a callable's registration and schemas, a model query's schemas.
+"""Keeps tool rows true to what runs them: a callable's registration and schemas, a model query's schemas,
+a search source's fit to its model.
 
 The models know neither the registry nor the query engine; they send ``checking`` from ``clean()`` and
 this module answers it, and regenerates a model-query tool's schemas whenever its configuration is saved.
@@ -13,12 +14,13 @@ from django.db.models.signals import post_save
 from django.dispatch import receiver
 from django.utils.translation import gettext_lazy as _
 
-from mcp_tools.models import ModelQuery, Tool, checking, default_input_schema
+from mcp_tools.models import ModelQuery, SearchSource, Tool, checking, default_input_schema
 from mcp_tools.tools.executors.queries.config import build, config_errors
 from mcp_tools.tools.executors.queries.schema import input_schema, output_schema
+from mcp_tools.tools.executors.queries.sources import source_errors
 from mcp_tools.tools.registry import registry
 
-QUERY_FIELDS = ("kind", "input_schema", "output_schema", "read_only_hint", "destructive_hint", "idempotent_hint")
+QUERY_FIELDS = ("kind", "input_schema", "output_schema")
 
 
 @receiver(checking, sender=Tool, dispatch_uid="mcp_tools.check_tool")
@@ -43,9 +45,17 @@ def check_model_query(instance: ModelQuery, **kwargs: Any) -> None:
         raise ValidationError(errors)
 
 
+@receiver(checking, sender=SearchSource, dispatch_uid="mcp_tools.check_search_source")
+def check_search_source(instance: SearchSource, **kwargs: Any) -> None:
+    errors = source_errors(instance)
+    if errors:
+        raise ValidationError(errors)
+
+
 @receiver(post_save, sender=ModelQuery, dispatch_uid="mcp_tools.model_query_saved")
 def model_query_saved(instance: ModelQuery, raw: bool = False, **kwargs: Any) -> None:
-    """Regenerate the tool's schemas and hints from its configuration (saving the tool announces it)."""
+    """Regenerate the tool's schemas from its configuration (saving the tool announces it); its hints are
+    derived when read (see tools.hints)."""
     if raw:
         return  # loaddata: the fixture holds the tool as it was
     spec = build(instance, instance.tool.name)
@@ -53,8 +63,4 @@ def model_query_saved(instance: ModelQuery, raw: bool = False, **kwargs: Any) ->
     tool.kind = Tool.Kind.MODEL_QUERY
     tool.input_schema = input_schema(spec)
     tool.output_schema = output_schema(spec)
-    tool.read_only_hint = not spec.is_write
-    tool.destructive_hint = instance.operation in (ModelQuery.Operation.UPDATE, ModelQuery.Operation.DELETE)
-    tool.idempotent_hint = instance.operation != ModelQuery.Operation.CREATE
-    tool.open_world_hint = False
-    tool.save(update_fields=[*QUERY_FIELDS, "open_world_hint", "updated_at"])
+    tool.save(update_fields=[*QUERY_FIELDS, "updated_at"])

@@ -8,10 +8,13 @@ from functools import cached_property
 from typing import Any
 
 from mcp_tools.models import Tool
+from mcp_tools.tools import hints
+from mcp_tools.tools.executors.queries import document_schema
 from mcp_tools.tools.executors.queries.arguments import allowed_names
 from mcp_tools.tools.executors.queries.config import QuerySpec, build
 from mcp_tools.tools.executors.queries.fields import FieldPathError
 from mcp_tools.tools.executors.queries.schema import input_schema, output_schema
+from mcp_tools.tools.executors.queries.sources import Sources, build_sources
 from mcp_tools.tools.registry import registry
 from mcp_tools.tools.schemas import SchemaCheck
 from mcp_tools.tools.spec import ToolSpec
@@ -38,6 +41,7 @@ class Entry:
     spec: ToolSpec
     required_capabilities: dict[str, Any] = field(default_factory=dict)
     query: QuerySpec | None = None
+    sources: Sources | None = None
     argument_names: frozenset[str] | None = None  # when set, other names are refused with the allowed list
     required_permissions: tuple[str, ...] = ()
     grants: Grants = field(default_factory=Grants)
@@ -53,7 +57,10 @@ class Entry:
 
     @property
     def broken(self) -> bool:
-        """A model query whose configuration no longer fits its model: nobody can know what it would touch."""
+        """A model query or search source whose configuration no longer fits its model: nobody can know what it
+        would touch."""
+        if self.kind in (Tool.Kind.SEARCH, Tool.Kind.FETCH):
+            return self.sources is None
         return self.kind == Tool.Kind.MODEL_QUERY and self.query is None
 
     @cached_property
@@ -69,11 +76,11 @@ def entry_from_row(row: Tool, grants: Grants | None = None) -> Entry:
     """The entry of a Tool row; ``grants`` when already loaded, else read from the row."""
     spec = ToolSpec(
         name=row.name,
-        title=row.title,
+        title=hints.title(row),
         description=row.description,
         input_schema=row.input_schema or {"type": "object"},
         output_schema=row.output_schema,
-        annotations=row.annotations,
+        annotations=hints.annotations_of(row),
         icons=tuple(row.icons or ()),
     )
     entry = Entry(
@@ -90,6 +97,8 @@ def entry_from_row(row: Tool, grants: Grants | None = None) -> Entry:
         entry.required_capabilities = dict(registered.requires)
     if entry.kind == Tool.Kind.MODEL_QUERY:
         _attach_query(entry, row)
+    if row.searches_models:
+        _attach_sources(entry, row)
     return entry
 
 
@@ -118,3 +127,15 @@ def _attach_query(entry: Entry, row: Tool) -> None:
     entry.spec = replace(entry.spec, input_schema=input_schema(entry.query), output_schema=output_schema(entry.query))
     entry.argument_names = allowed_names(entry.query)
     entry.required_permissions = entry.query.permissions()
+
+
+def _attach_sources(entry: Entry, row: Tool) -> None:
+    try:
+        entry.sources = build_sources(row.sources.all(), row.name, entry.kind)
+    except FieldPathError as exc:
+        logger.warning("Tool %s has search sources that do not fit their models: %s", row.name, exc)
+        return
+    input_of, output_of = document_schema.input_schema(entry.sources), document_schema.output_schema(entry.sources)
+    entry.spec = replace(entry.spec, input_schema=input_of, output_schema=output_of)
+    entry.argument_names = frozenset(input_of["properties"])
+    entry.required_permissions = entry.sources.permissions()

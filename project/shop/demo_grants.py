@@ -21,6 +21,8 @@ GROUP_TOOLS = {
         "revenue_by_status",
         "find_customers",
         "audit_order_totals",
+        "search",
+        "fetch",
     ],
     "support": ["list_orders", "update_order_status", "order_summary", "find_customers"],
 }

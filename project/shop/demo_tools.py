@@ -1,10 +1,11 @@
-"""The demo's model-query tools over the shop, created by ``seed_demo`` when missing."""
+"""The demo's model-query tools over the shop and ChatGPT's search and fetch pair, created by ``seed_demo`` when
+missing."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mcp_tools.models import ModelQuery, Tool
+from mcp_tools.models import ModelQuery, SearchSource, Tool
 
 MODEL_TOOLS: list[dict[str, Any]] = [
     {
@@ -82,6 +83,46 @@ MODEL_TOOLS: list[dict[str, Any]] = [
 ]
 
 
+# Both tools of the pair read the same sources, so that fetch knows every id that search returns. The shop's
+# models have no pages of their own, so results link to the admin (made absolute with MCP_TOOLS["SITE_URL"]).
+SEARCH_SOURCES: list[dict[str, Any]] = [
+    {
+        "model": "shop.Customer",
+        "search_fields": ["name", "email"],
+        "title_field": "name",
+        "text_fields": ["name", "email", "account_manager__username"],
+    },
+    {
+        "model": "shop.Product",
+        "search_fields": ["name", "sku"],
+        "title_field": "name",
+        "text_fields": ["name", "sku", "price"],
+    },
+    {
+        "model": "shop.Order",
+        "search_fields": ["customer__name", "status"],
+        "text_fields": ["customer__name", "status", "total", "created_at"],
+    },
+]
+PAIR: list[dict[str, Any]] = [
+    {
+        "name": "search",
+        "title": "Search the shop",
+        "kind": Tool.Kind.SEARCH,
+        "description": (
+            "Search the shop's customers (name, email), products (name, SKU) and orders (customer name, status). "
+            'Every word must appear; returns ids such as "shop.customer:12" for fetch.'
+        ),
+    },
+    {
+        "name": "fetch",
+        "title": "Fetch a shop record",
+        "kind": Tool.Kind.FETCH,
+        "description": 'Fetch one customer, product or order by an id that search returned, e.g. "shop.order:7".',
+    },
+]
+
+
 def ensure_model_tools() -> list[str]:
     """Create each demo model-query tool whose name is free; returns the names created."""
     created = []
@@ -97,6 +138,21 @@ def ensure_model_tools() -> list[str]:
         )
         query = ModelQuery(tool=tool, **definition["query"])
         query.full_clean()
-        query.save()  # regenerates the tool's schemas and hints
+        query.save()  # regenerates the tool's schemas
+        created.append(tool.name)
+    return created + ensure_search_pair()
+
+
+def ensure_search_pair() -> list[str]:
+    """Create the search and fetch tools over the shop, each with the same sources, if their names are free."""
+    created = []
+    for definition in PAIR:
+        if Tool.objects.filter(name=definition["name"]).exists():
+            continue
+        tool = Tool.objects.create(**definition, enabled=True)
+        for options in SEARCH_SOURCES:
+            source = SearchSource(tool=tool, link=SearchSource.Link.ADMIN, **options)
+            source.full_clean()
+            source.save()
         created.append(tool.name)
     return created

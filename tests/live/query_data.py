@@ -221,6 +221,25 @@ TOOLS = (
     ),
 )
 TOOL_NAMES = tuple(config.name for config in TOOLS)
+# ChatGPT's pair over items and accounts: both tools read the same sources.
+SOURCES = (
+    {
+        "model": "testapp.Item",
+        "search_fields": ["name", "account__name"],
+        "title_field": "name",
+        "text_fields": ["name", "status", "account__name", "notes"],
+        "link": "page_or_admin",
+        "max_results": 5,
+    },
+    {
+        "model": "testapp.Account",
+        "search_fields": ["name"],
+        "title_field": "name",
+        "text_fields": ["name", "tenant"],
+        "link": "page_or_admin",
+    },
+)
+PAIR = (("search", "search"), ("fetch", "fetch"))
 READ_PERMISSIONS = ("testapp.view_item", "testapp.view_account", "auth.view_user")
 WRITE_PERMISSIONS = ("testapp.add_item", "testapp.change_item", "testapp.delete_item", "testapp.add_account")
 
@@ -281,6 +300,20 @@ def make_tools(names: tuple[str, ...] = TOOL_NAMES) -> dict[str, Any]:
     return made
 
 
+def make_pair(sources: tuple[dict[str, Any], ...] = SOURCES) -> dict[str, Any]:
+    """Create the search and fetch tools over ``sources``, enabled and granted to everyone."""
+    from mcp_tools.models import SearchSource, Tool
+
+    made: dict[str, Any] = {}
+    for name, kind in PAIR:
+        made[name] = tool = Tool.objects.create(name=name, kind=kind, description=name, everyone=True)
+        for options in sources:
+            source = SearchSource(tool=tool, **options)
+            source.full_clean()
+            source.save()
+    return made
+
+
 def grant(user: Any, *permissions: str) -> Any:
     """Give ``user`` the ``app_label.codename`` permissions; returns the user reloaded (no permission cache)."""
     from django.contrib.auth.models import Permission
@@ -300,6 +333,7 @@ def main() -> None:
 
     users = seed()
     make_tools()
+    make_pair()
     for user in users.values():
         grant(user, *READ_PERMISSIONS, *WRITE_PERMISSIONS)
     items = [Item.objects.get(ref=uuid.UUID(int=index + 1)).pk for index in range(ITEMS)]

@@ -18,4 +18,6 @@ async def execute(entry: Entry, arguments: dict[str, Any], ctx: Context) -> Call
         return await callables.run(entry, arguments, ctx)
     if entry.kind == Tool.Kind.MODEL_QUERY and entry.query is not None:
         return await queries.run(entry.query, arguments, ctx)
+    if entry.sources is not None:
+        return await queries.run_documents(entry.sources, arguments, ctx)
     raise LookupError(f"No executor for tool kind {entry.kind!r}")

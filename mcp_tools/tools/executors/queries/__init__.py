@@ -10,13 +10,22 @@ from mcp_tools.tools import encoding
 from mcp_tools.tools.content import CallResult
 from mcp_tools.tools.context import Context
 from mcp_tools.tools.executors.queries import arguments as args
-from mcp_tools.tools.executors.queries import operations
+from mcp_tools.tools.executors.queries import documents, operations
 from mcp_tools.tools.executors.queries.config import QuerySpec
+from mcp_tools.tools.executors.queries.sources import Sources
 
 
 async def run(spec: QuerySpec, arguments: dict[str, Any], ctx: Context) -> CallResult:
     """Run a model-query tool whose arguments passed its input schema."""
-    result = await database_sync_to_async(_run_sync, thread_sensitive=False)(spec, arguments, ctx.user)
+    return _result(await database_sync_to_async(_run_sync, thread_sensitive=False)(spec, arguments, ctx.user))
+
+
+async def run_documents(sources: Sources, arguments: dict[str, Any], ctx: Context) -> CallResult:
+    """Run a search or fetch tool: one text block of JSON, and the same object as structured content."""
+    return _result(await database_sync_to_async(documents.run, thread_sensitive=False)(sources, arguments, ctx.user))
+
+
+def _result(result: dict[str, Any]) -> CallResult:
     return CallResult([{"type": "text", "text": encoding.text(result)}], result, value=result)
 
 

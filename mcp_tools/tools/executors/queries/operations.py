@@ -3,7 +3,8 @@ timeout, always within the caller's scope."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.db import connections, router, transaction
@@ -24,26 +25,32 @@ FUNCTIONS: dict[str, type[Any]] = {"sum": Sum, "avg": Avg, "min": Min, "max": Ma
 
 def execute(spec: QuerySpec, plan: Plan, arguments: dict[str, Any], user: Any) -> Result:
     alias = router.db_for_write(spec.model) if spec.is_write else router.db_for_read(spec.model)
-    with transaction.atomic(using=alias):
-        _limit_statement_time(alias)
+    with guarded(alias):
         return OPERATIONS[spec.operation](QueryCall(spec, plan, arguments, user, in_scope(spec, user).using(alias)))
 
 
-def _limit_statement_time(alias: str) -> None:
-    connection = connections[alias]
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL statement_timeout = %s", [int(mcp_settings.QUERY_TIMEOUT_MS)])
+@contextmanager
+def guarded(alias: str) -> Iterator[None]:
+    """One transaction on ``alias``, under the statement timeout on PostgreSQL."""
+    with transaction.atomic(using=alias):
+        connection = connections[alias]
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL statement_timeout = %s", [int(mcp_settings.QUERY_TIMEOUT_MS)])
+        yield
+
+
+def contains(paths: Iterable[str], text: str) -> Q:
+    """Rows where any of ``paths`` contains ``text``, ignoring case."""
+    found = Q()
+    for path in paths:
+        found |= Q(**{f"{path}{SEP}icontains": text})
+    return found
 
 
 def _searched(spec: QuerySpec, plan: Plan, queryset: QuerySet[Any]) -> QuerySet[Any]:
     queryset = queryset.filter(plan.filters)
-    if plan.search:
-        terms = Q()
-        for path in spec.search:
-            terms |= Q(**{f"{path}{SEP}icontains": plan.search})
-        queryset = queryset.filter(terms)
-    return queryset
+    return queryset.filter(contains(spec.search, plan.search)) if plan.search else queryset
 
 
 def run_list(call: QueryCall) -> Result:

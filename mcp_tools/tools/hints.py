@@ -1,0 +1,49 @@
+"""What a tool tells clients about itself besides its schemas: its title and the hints derived from what it does.
+
+A hint left unset on the row (null) is derived; one the owner set wins. Registered callables derive none:
+only their author knows what they do.
+"""
+
+from __future__ import annotations
+
+from django.utils.text import capfirst
+
+from mcp_tools.models import ModelQuery, Tool
+
+Operation = ModelQuery.Operation
+
+READ = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+CREATE = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False}
+CHANGE = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": False}
+BY_OPERATION: dict[str, dict[str, bool]] = {
+    Operation.LIST: READ,
+    Operation.GET: READ,
+    Operation.COUNT: READ,
+    Operation.AGGREGATE: READ,
+    Operation.CREATE: CREATE,
+    Operation.UPDATE: CHANGE,
+    Operation.DELETE: CHANGE,
+}
+
+
+def derived(row: Tool) -> dict[str, bool]:
+    """The hints that follow from what the tool does: model reads, creates, changes; nothing for callables."""
+    if row.searches_models:
+        return dict(READ)
+    query = getattr(row, "query", None) if row.kind == Tool.Kind.MODEL_QUERY else None
+    return dict(BY_OPERATION.get(query.operation, {})) if query is not None else {}
+
+
+def annotations_of(row: Tool) -> dict[str, bool]:
+    """The hints a client sees: the derived ones, overridden by those set on the row."""
+    return {**derived(row), **row.annotations}
+
+
+def humanised(name: str) -> str:
+    """A title made from a tool name: ``list_orders`` reads "List orders"."""
+    words = " ".join(name.replace("_", " ").replace("-", " ").replace(".", " ").split())
+    return str(capfirst(words))
+
+
+def title(row: Tool) -> str:
+    return row.title or humanised(row.name)
