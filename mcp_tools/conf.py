@@ -73,6 +73,7 @@ DEFAULTS: dict[str, Any] = {
     "RESOURCE_PATH": "/mcp",
     "OAUTH_RESOURCE_METADATA": None,  # None: published when mcp_tools.oauth is installed
     "OAUTH_SCOPES": ["mcp"],  # scopes an OAuth token needs to be served
+    "OAUTH_CLIENT_RETENTION_DAYS": 30,  # unused DCR and CIMD clients older than this are stale (mcp_oauth_cleanup)
     # Abuse limits
     "MAX_CONCURRENT_CALLS": 16,
     "CALL_TIMEOUT_SECONDS": 60,

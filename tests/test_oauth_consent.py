@@ -24,13 +24,6 @@ SELF_DECLARED = "Its name is self-declared and unverified"
 
 
 @pytest.fixture
-def browser(user: Any) -> Client:
-    signed_in = Client()
-    signed_in.force_login(user)
-    return signed_in
-
-
-@pytest.fixture
 def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MetadataHost]:
     with metadata_host(tmp_path, monkeypatch) as serving:
         yield serving
