@@ -19,8 +19,11 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
 from django.views.generic import TemplateView, View
+from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
+from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView
+from oauthlib.oauth2.rfc6749.errors import InvalidRequestError
 
 from mcp_tools.oauth.authorizations import authorizations_of, revoke
 from mcp_tools.oauth.clients import destination, identify
@@ -28,6 +31,7 @@ from mcp_tools.tools.catalog import catalog
 from mcp_tools.tools.entries import Entry
 
 Handler = Callable[..., HttpResponseBase]
+PLAIN_REFUSED = 'Unsupported "plain" code_challenge_method; use "S256".'  # the toolkit's own words
 
 
 def unframed(view: Handler) -> Handler:
@@ -65,6 +69,15 @@ class ConsentView(AuthorizationView):
     """
 
     template_name = "mcp_tools/oauth/authorize.html"
+
+    def validate_authorization_request(self, request: HttpRequest) -> tuple[Any, dict[str, Any]]:
+        """The toolkit's validation, and PKCE ``plain`` refused before the user is asked, not after they agreed
+        (the toolkit refuses it only when it saves the grant)."""
+        scopes, credentials = super().validate_authorization_request(request)
+        if credentials.get("code_challenge_method") == "plain" and oauth2_settings.COMPLIANT_BCP_RFC9700_PKCE_METHOD:
+            refusal = InvalidRequestError(PLAIN_REFUSED, state=credentials.get("state"))
+            raise OAuthToolkitError(refusal, redirect_uri=credentials["redirect_uri"])
+        return scopes, credentials
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
