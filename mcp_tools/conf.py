@@ -77,6 +77,7 @@ DEFAULTS: dict[str, Any] = {
     "OAUTH_SCOPES": ["mcp"],  # scopes an OAuth token needs to be served
     "OAUTH_ACCEPT_UNBOUND_TOKENS": False,  # accept the site's own tokens that name no resource (RFC 8707)
     "OAUTH_REGISTRATION_RATE": "20/h",  # dynamic client registrations per client address
+    "OAUTH_CLIENT_RETENTION_DAYS": 30,  # unused DCR and CIMD clients older than this are stale (mcp_oauth_cleanup)
     # Abuse limits
     "MAX_CONCURRENT_CALLS": 16,
     "CALL_TIMEOUT_SECONDS": 60,

@@ -11,6 +11,7 @@ import pytest
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.core.management import call_command
+from django.test import Client
 
 from mcp_tools.models import AccessToken
 from mcp_tools.tools.catalog import catalog
@@ -34,6 +35,14 @@ def _fresh_channel_layers() -> None:
 @pytest.fixture
 def user(django_user_model: Any) -> Any:
     return django_user_model.objects.create_user("alice", password="pw")
+
+
+@pytest.fixture
+def browser(user: Any) -> Client:
+    """Django's test client, signed in as ``user``."""
+    signed_in = Client()
+    signed_in.force_login(user)
+    return signed_in
 
 
 @pytest.fixture

@@ -37,6 +37,11 @@ DEFAULTS: dict[str, Any] = {
     "CIMD_ALLOWED_HOSTS": [],
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    # The admin shows how each client registered, its live tokens, and never a token's value.
+    "APPLICATION_ADMIN_CLASS": "mcp_tools.oauth.admin.ApplicationAdmin",
+    "ACCESS_TOKEN_ADMIN_CLASS": "mcp_tools.oauth.admin.AccessTokenAdmin",
+    "REFRESH_TOKEN_ADMIN_CLASS": "mcp_tools.oauth.admin.RefreshTokenAdmin",
+    "GRANT_ADMIN_CLASS": "mcp_tools.oauth.admin.GrantAdmin",
 }
 
 

@@ -1,7 +1,8 @@
 """Routes of the OAuth app, to include at the root of the site's URLconf: ``path("", include("mcp_tools.oauth.urls"))``.
 
 Discovery documents live at the origin's root (RFC 8414, RFC 9728); the authorization server's endpoints
-under ``oauth/``, in django-oauth-toolkit's ``oauth2_provider`` namespace so that its metadata finds them.
+under ``oauth/``, in django-oauth-toolkit's ``oauth2_provider`` namespace so that its metadata finds them;
+the user's connected applications at ``oauth/apps/`` (``mcp-connected-apps``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from oauth2_provider import urls as toolkit_urls
 
 from mcp_tools.oauth.metadata import AuthorizationServerMetadataView, ProtectedResourceMetadataView
 from mcp_tools.oauth.registration import RegistrationView
-from mcp_tools.oauth.views import ConsentView
+from mcp_tools.oauth.views import ConnectedAppsView, ConsentView, RevokeView
 
 # The toolkit's token, revocation and introspection endpoints and its dynamic client registration; its
 # own authorization page is replaced by the consent page, and device flow and application management
@@ -38,5 +39,7 @@ urlpatterns: list[Any] = [
         AuthorizationServerMetadataView.as_view(),
         name="mcp-authorization-server-metadata",
     ),
+    path("oauth/apps/", ConnectedAppsView.as_view(), name="mcp-connected-apps"),
+    path("oauth/apps/<int:pk>/revoke/", RevokeView.as_view(), name="mcp-connected-app-revoke"),
     path("oauth/", include((authorization_patterns, "oauth2_provider"))),
 ]

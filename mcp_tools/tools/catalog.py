@@ -36,6 +36,11 @@ class Catalog:
             return snapshot
         return await database_sync_to_async(self._load)()
 
+    def current(self) -> Snapshot:
+        """The snapshot, loaded in this thread if need be: for sync code such as views (never the event loop)."""
+        snapshot = self._snapshot
+        return snapshot if snapshot is not None else self._load()
+
     def _load(self) -> Snapshot:
         generation = self._generation
         users, groups = _grant_index(UserGrant, "user_id"), _grant_index(GroupGrant, "group_id")

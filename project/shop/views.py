@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management import get_commands
+from django.urls import NoReverseMatch, reverse
 from django.views.generic import TemplateView
 
 
@@ -21,4 +22,13 @@ class LandingView(TemplateView):
         # Only advertise the transports this installation actually serves.
         context["http_url"] = f"{'https' if secure else 'http'}://{host}/mcp" if http_urlpatterns else ""
         context["has_stdio"] = "mcp_stdio" in get_commands()
+        context["connected_apps_url"] = _connected_apps_url()
         return context
+
+
+def _connected_apps_url() -> str:
+    """The page listing the apps a user connected, when the site serves OAuth (mcp_tools.oauth)."""
+    try:
+        return reverse("mcp-connected-apps")
+    except NoReverseMatch:
+        return ""
