@@ -21,6 +21,8 @@ DEFAULTS: dict[str, Any] = {
     "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
     "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
     "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
+    # Tokens are kept as SHA-256 checksums only: a copy of the database holds no usable token.
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
     "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_post", "client_secret_basic"],
