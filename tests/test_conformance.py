@@ -22,7 +22,7 @@ import pytest
 from tests.live import services
 from tests.live.servers import ROOT, ServerProcess, free_port
 from tests.live.sites import Site, sqlite_switches
-from tests.oauth import Browser, redirect_parameters
+from tests.oauth_clients import Browser, redirect_parameters
 
 pytest_plugins = ["tests.live.fixtures"]
 pytestmark = pytest.mark.live

@@ -31,7 +31,15 @@ from tests.live.asgi_http import ACCEPT_BOTH, modern_headers, modern_request
 from tests.live.servers import ServerProcess
 from tests.live.sites import Site, sqlite_switches
 from tests.live.websocket_client import MCPWebSocket, mcp_websocket
-from tests.oauth import REDIRECT_URI, SCOPE, Browser, OAuthSession, cimd_document, oauth_client, redirect_parameters
+from tests.oauth_clients import (
+    REDIRECT_URI,
+    SCOPE,
+    Browser,
+    OAuthSession,
+    cimd_document,
+    oauth_client,
+    redirect_parameters,
+)
 
 pytest_plugins = ["tests.live.fixtures"]
 pytestmark = pytest.mark.live
