@@ -43,7 +43,8 @@ MIDDLEWARE = [
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        # The project's sign-in page, which the OAuth consent flow sends users to.
+        "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -131,4 +132,10 @@ LOGGING = {
 
 # The site is its own OAuth authorization server, as the demo is.
 OAUTH2_PROVIDER = provider_settings(CIMD_ALLOWED_HOSTS=["client.example"])
+if os.environ.get("MCP_TEST_CIMD_DOCUMENTS"):
+    # Live OAuth tests serve client metadata documents from a file (tests/cimd.py): the production fetcher
+    # needs https and a public address, which a test on loopback cannot offer.
+    OAUTH2_PROVIDER["CIMD_METADATA_FETCHER"] = "tests.cimd.FileMetadataFetcher"
+if os.environ.get("MCP_TEST_OAUTH_ACCESS_TOKEN_SECONDS"):
+    OAUTH2_PROVIDER["ACCESS_TOKEN_EXPIRE_SECONDS"] = int(os.environ["MCP_TEST_OAUTH_ACCESS_TOKEN_SECONDS"])
 LOGIN_URL = "/accounts/login/"

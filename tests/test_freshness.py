@@ -4,7 +4,8 @@ Each test runs twice: on a one-process site with the in-memory channel layer (th
 only by reading the change counters, so the bound is FRESHNESS_SECONDS) and on a site with the Redis layer
 (the bound is set far beyond the wait, so only the group event can deliver in time). The second process
 is ``python -m tests.live.mutate``, as ``manage.py shell`` would be; the clients are a real WebSocket, a
-2026-07-28 ``subscriptions/listen`` stream, a legacy GET stream and ``mcp_stdio`` processes.
+2026-07-28 ``subscriptions/listen`` stream, a legacy GET stream and ``mcp_stdio`` processes; the credentials
+are the site's own tokens and OAuth access tokens.
 """
 
 from __future__ import annotations
@@ -261,6 +262,26 @@ async def test_a_token_revoked_or_expired_in_another_process_ends_its_connection
         )
         assert closed == (CLOSE_UNAUTHENTICATED, reason)
         assert (listened, streamed) == ([], [])
+    refused = await stateless(shape, token, 2, "tools/list")
+    assert refused.status_code == 401
+    assert refused.headers["www-authenticate"] == refused_token(origin=shape.server.url(""))
+
+
+@pytest.mark.parametrize(("action", "reason"), [("revoke-oauth", TOKEN_REVOKED), ("expire-oauth", TOKEN_EXPIRED)])
+async def test_an_oauth_token_deleted_or_expired_in_another_process_ends_its_connections_and_its_next_request(
+    shape: Shape, action: str, reason: str
+):
+    token = await shape.mutate("issue-oauth", shape.site.seeded.user, shape.server.url("/mcp"))
+    # A request just made leaves the token remembered for a minute; the change must clear that memory.
+    assert "add" in await tool_names(shape, token)
+    async with mcp_websocket(shape.server.ws_url(), token) as ws, listening(shape, token) as listen:
+        await ws.initialize(LATEST)
+
+        await shape.mutate(action, token)
+
+        closed, listened = await asyncio.gather(websocket_closed(ws, shape.wait), stream_ends(listen, shape.wait))
+        assert closed == (CLOSE_UNAUTHENTICATED, reason)
+        assert listened == []
     refused = await stateless(shape, token, 2, "tools/list")
     assert refused.status_code == 401
     assert refused.headers["www-authenticate"] == refused_token(origin=shape.server.url(""))

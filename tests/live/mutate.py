@@ -7,12 +7,18 @@ Run as ``python -m tests.live.mutate ACTION ARG...`` with the site's environment
 - ``user NAME``: create an active user; ``deactivate NAME``
 - ``issue USER``: a new token for USER (prints the secret); ``revoke SECRET``: delete that token
 - ``expire SECRET``: the token's expiry is saved one minute in the past
+- ``issue-oauth USER RESOURCE``: a django-oauth-toolkit access token for USER, issued for RESOURCE with scope
+  ``mcp`` (prints the secret); ``revoke-oauth SECRET``: delete that token
+- ``expire-oauth SECRET``: the OAuth token's expiry is saved one minute in the past
+- ``oauth-expires-in SECRET SECONDS``: the OAuth token's expiry is saved SECONDS from now
+- ``last-call TOOL``: the newest audit row of TOOL (read only): username, client, token id, outcome
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import sys
 from datetime import timedelta
 from typing import Any
@@ -50,6 +56,56 @@ def run(action: str, *args: str) -> Any:
         token = AccessToken.objects.get(digest=hash_token(args[0]))
         token.expires_at = timezone.now() - timedelta(minutes=1)
         token.save()
+    elif action.endswith("-oauth") or action.startswith("oauth-"):
+        return oauth(action, *args)
+    elif action == "last-call":
+        from mcp_tools.models import ToolCall
+
+        call = ToolCall.objects.filter(tool_name=args[0]).order_by("-pk").first()
+        assert call is not None, f"no call of {args[0]} was recorded"
+        return {"username": call.username, "client": call.client, "token": call.token_id, "outcome": call.outcome}
+    else:
+        raise SystemExit(f"Unknown action {action!r}")
+    return None
+
+
+def oauth(action: str, *args: str) -> Any:
+    """Actions on django-oauth-toolkit's access tokens (each ``save``/``delete`` sends its signals)."""
+    import hashlib
+
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+    from oauth2_provider.models import get_access_token_model, get_application_model
+
+    tokens = get_access_token_model().objects
+    if action == "issue-oauth":
+        Application = get_application_model()
+        application = Application.objects.create(
+            name="freshness",
+            client_type=Application.CLIENT_PUBLIC,
+            authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+            redirect_uris="http://127.0.0.1/callback",
+        )
+        raw = secrets.token_urlsafe(30)
+        tokens.create(
+            user=get_user_model()._default_manager.get(username=args[0]),
+            application=application,
+            token=raw,
+            expires=timezone.now() + timedelta(hours=1),
+            scope="mcp",
+            resource=[args[1]],
+        )
+        return raw
+    token = tokens.get(token_checksum=hashlib.sha256(args[0].encode()).hexdigest())
+    if action == "revoke-oauth":
+        token.delete()
+    elif action == "expire-oauth":
+        token.expires = timezone.now() - timedelta(minutes=1)
+        token.save()
+    elif action == "oauth-expires-in":
+        token.expires = timezone.now() + timedelta(seconds=float(args[1]))
+        token.save()
+        return token.expires.isoformat()
     else:
         raise SystemExit(f"Unknown action {action!r}")
     return None
