@@ -395,7 +395,7 @@ AUTHORIZATION_SERVER = {
     "client_id_metadata_document_supported": True,
     "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
     "revocation_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
-    "introspection_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
+    "introspection_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
 }
 
 
@@ -464,3 +464,22 @@ def test_the_metadata_names_the_resource_url_when_it_is_set(client, settings):
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "RESOURCE_URL": "https://mcp.example.com/mcp"}
 
     assert client.get("/.well-known/oauth-protected-resource/mcp").json()["resource"] == "https://mcp.example.com/mcp"
+
+
+@pytest.mark.parametrize("path", ["/oauth/token/", "/oauth/revoke_token/", "/oauth/register/"])
+def test_the_endpoints_a_browser_client_calls_before_it_holds_a_token_allow_any_origin(client, path):
+    preflight = client.options(path, HTTP_ORIGIN="https://app.example", HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST")
+    refused = client.post(path, data={}, HTTP_ORIGIN="https://app.example")
+
+    expected = {**CORS, "Access-Control-Allow-Methods": "POST, OPTIONS"}
+    assert (preflight.status_code, headers_of(preflight, expected)) == (204, expected)
+    # An answer the browser may read, errors included, and never one that carries cookies' authority.
+    assert refused.status_code in (400, 401)
+    assert refused["Access-Control-Allow-Origin"] == "*"
+    assert not refused.has_header("Access-Control-Allow-Credentials")
+
+
+def test_the_consent_page_is_not_readable_cross_origin(client):
+    response = client.get("/oauth/authorize/", HTTP_ORIGIN="https://app.example")
+
+    assert not response.has_header("Access-Control-Allow-Origin")

@@ -3,6 +3,7 @@ authorization server, both readable from any origin (browser-based clients fetch
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -13,28 +14,15 @@ from oauth2_provider.views import OAuthProtectedResourceMetadataView, OAuthServe
 
 from mcp_tools.access.resource import resource_url
 from mcp_tools.conf import mcp_settings
+from mcp_tools.oauth.cors import CrossOrigin
 
 WELL_KNOWN = "/.well-known/oauth-authorization-server"
-CORS_HEADERS = {
-    "Access-Control-Allow-Origin": "*",
-    "Access-Control-Allow-Methods": "GET, OPTIONS",
-    "Access-Control-Allow-Headers": "Authorization, Content-Type, MCP-Protocol-Version",
-    "Access-Control-Max-Age": "86400",
-}
 
 
-class Discoverable:
-    """Answers CORS preflights and marks every answer readable from any origin; GET and OPTIONS only."""
+class Discoverable(CrossOrigin):
+    """A discovery document: GET (and its CORS preflight) only."""
 
     http_method_names = ["get", "options"]
-
-    def options(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        return self.cors(HttpResponse(status=204))
-
-    def cors(self, response: HttpResponse) -> HttpResponse:
-        for name, value in CORS_HEADERS.items():
-            response[name] = value
-        return response
 
 
 class ProtectedResourceMetadataView(Discoverable, OAuthProtectedResourceMetadataView):
@@ -47,7 +35,7 @@ class ProtectedResourceMetadataView(Discoverable, OAuthProtectedResourceMetadata
         if resource_path and "/" + resource_path.strip("/") != urlsplit(resource).path.rstrip("/"):
             raise Http404("No protected resource lives at this path.")
         self.resource = resource
-        return self.cors(super().get(request, *args, **kwargs))
+        return super().get(request, *args, **kwargs)
 
     def get_resource(self, request: HttpRequest) -> str:
         return self.resource
@@ -76,4 +64,10 @@ class AuthorizationServerMetadataView(Discoverable, OAuthServerMetadataView):
     """``/.well-known/oauth-authorization-server``: the site's own authorization server."""
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        return self.cors(super().get(request, *args, **kwargs))
+        response = super().get(request, *args, **kwargs)
+        document = json.loads(response.content)
+        # Introspection is for resource servers, which always authenticate; "none" is the token endpoint's.
+        methods = document.get("introspection_endpoint_auth_methods_supported")
+        if methods:
+            document["introspection_endpoint_auth_methods_supported"] = [m for m in methods if m != "none"]
+        return JsonResponse(document)

@@ -14,12 +14,15 @@ from django_ratelimit.core import is_ratelimited
 from oauth2_provider.views import DynamicClientRegistrationView
 
 from mcp_tools.conf import mcp_settings
+from mcp_tools.oauth.cors import CrossOrigin
 
 MAX_DOCUMENT_BYTES = 16 * 1024
 MAX_REDIRECT_URIS = 10
 
 
-class RegistrationView(DynamicClientRegistrationView):
+class RegistrationView(CrossOrigin, DynamicClientRegistrationView):
+    http_method_names = ["post", "options"]
+
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if is_ratelimited(
             request,

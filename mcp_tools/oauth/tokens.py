@@ -95,21 +95,21 @@ def _validated(raw: str, resource: str) -> Any:
 
     request = Request(resource)
     if not oauth2_settings.OAUTH2_VALIDATOR_CLASS().validate_bearer_token(raw, [], request):
-        if not _known(raw):
+        row = _row(raw)
+        if row is None:
             raise _Unknown
-        error = getattr(request, "oauth2_error", None) or {}
-        if error.get("error_description") and "resource" in str(error.get("error_description")):
+        if row.resource and not row.is_expired() and not _issued_for(row, resource):
             raise AuthenticationFailed(NOT_FOR_THIS_RESOURCE)
         raise AuthenticationFailed(INVALID)
     return request.access_token
 
 
-def _known(raw: str) -> bool:
-    """Whether a row holds this token (the site's own, or one an external server's introspection cached)."""
+def _row(raw: str) -> Any:
+    """The row holding this token (the site's own, or one an external server's introspection cached)."""
     from oauth2_provider.models import get_access_token_model
 
     checksum = hashlib.sha256(raw.encode("utf-8")).hexdigest()
-    return get_access_token_model().objects.filter(token_checksum=checksum).exists()
+    return get_access_token_model().objects.filter(token_checksum=checksum).first()
 
 
 def _credential(token: Any) -> OAuthCredential:
