@@ -27,8 +27,10 @@ def document(**fields: Any) -> dict[str, Any]:
 
 
 def register(body: Any, address: str = "192.0.2.1") -> Any:
+    # As a real client: no cookies, and CSRF enforced as it is outside tests.
     payload = body if isinstance(body, bytes) else json.dumps(body).encode()
-    return Client().post(REGISTER, data=payload, content_type="application/json", REMOTE_ADDR=address)
+    client = Client(enforce_csrf_checks=True)
+    return client.post(REGISTER, data=payload, content_type="application/json", REMOTE_ADDR=address)
 
 
 @pytest.fixture(autouse=True)

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
+from django.test import Client
 from rest_framework.authentication import BaseAuthentication
 
 from mcp_tools.oauth.tokens import NOT_FOR_THIS_RESOURCE
@@ -467,7 +468,9 @@ def test_the_metadata_names_the_resource_url_when_it_is_set(client, settings):
 
 
 @pytest.mark.parametrize("path", ["/oauth/token/", "/oauth/revoke_token/", "/oauth/register/"])
-def test_the_endpoints_a_browser_client_calls_before_it_holds_a_token_allow_any_origin(client, path):
+def test_the_endpoints_a_browser_client_calls_before_it_holds_a_token_allow_any_origin(path):
+    # CSRF enforced, as outside tests: these endpoints take no cookies, so it must not refuse them.
+    client = Client(enforce_csrf_checks=True)
     preflight = client.options(path, HTTP_ORIGIN="https://app.example", HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST")
     refused = client.post(path, data={}, HTTP_ORIGIN="https://app.example")
 

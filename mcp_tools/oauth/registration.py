@@ -10,6 +10,8 @@ import json
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.decorators import method_decorator
+from django.views.decorators.csrf import csrf_exempt
 from django_ratelimit.core import is_ratelimited
 from oauth2_provider.views import DynamicClientRegistrationView
 
@@ -20,6 +22,7 @@ MAX_DOCUMENT_BYTES = 16 * 1024
 MAX_REDIRECT_URIS = 10
 
 
+@method_decorator(csrf_exempt, name="dispatch")  # as the toolkit's view: registration takes no cookies
 class RegistrationView(CrossOrigin, DynamicClientRegistrationView):
     http_method_names = ["post", "options"]
 
