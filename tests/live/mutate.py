@@ -11,6 +11,7 @@ Run as ``python -m tests.live.mutate ACTION ARG...`` with the site's environment
   ``mcp`` (prints the secret); ``revoke-oauth SECRET``: delete that token
 - ``expire-oauth SECRET``: the OAuth token's expiry is saved one minute in the past
 - ``oauth-expires-in SECRET SECONDS``: the OAuth token's expiry is saved SECONDS from now
+- ``introspector-oauth NAME``: a confidential client that may introspect tokens (prints [client_id, secret])
 - ``last-call TOOL``: the newest audit row of TOOL (read only): username, client, token id, outcome
 """
 
@@ -78,6 +79,16 @@ def oauth(action: str, *args: str) -> Any:
     from oauth2_provider.models import get_access_token_model, get_application_model
 
     tokens = get_access_token_model().objects
+    if action == "introspector-oauth":
+        Application = get_application_model()
+        secret = secrets.token_urlsafe(30)
+        resource_server = Application.objects.create(
+            name=args[0],
+            client_type=Application.CLIENT_CONFIDENTIAL,
+            authorization_grant_type=Application.GRANT_CLIENT_CREDENTIALS,
+            client_secret=secret,
+        )
+        return [resource_server.client_id, secret]
     if action == "issue-oauth":
         Application = get_application_model()
         application = Application.objects.create(
