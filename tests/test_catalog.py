@@ -159,6 +159,16 @@ def test_saving_or_deleting_a_tool_invalidates_the_shared_catalog(tools: None) -
 
 
 @pytest.mark.django_db(transaction=True)
+def test_pages_outside_any_session_read_the_tools_as_they_are_now(tools: None) -> None:
+    # An update sends no signal, as a change made by another process reaches none here.
+    local = Catalog()
+    assert "add" in load(local).by_name
+    Tool.objects.filter(name="add").update(enabled=False)
+
+    assert "add" not in local.current().by_name
+
+
+@pytest.mark.django_db(transaction=True)
 def test_the_snapshot_holds_enabled_tools_in_name_order(tools: None) -> None:
     Tool.objects.filter(name__in=["crash", "tags"]).update(enabled=False)
     snapshot = load(Catalog())

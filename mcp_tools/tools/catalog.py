@@ -37,9 +37,10 @@ class Catalog:
         return await database_sync_to_async(self._load)()
 
     def current(self) -> Snapshot:
-        """The snapshot, loaded in this thread if need be: for sync code such as views (never the event loop)."""
-        snapshot = self._snapshot
-        return snapshot if snapshot is not None else self._load()
+        """The tools as they are now, read in this thread: for pages outside any session, such as the consent
+        page (never the event loop). Read afresh, because a process serving only pages has no hub that
+        would hear of changes made elsewhere."""
+        return self._load()
 
     def _load(self) -> Snapshot:
         generation = self._generation
