@@ -185,8 +185,16 @@ def test_revoking_needs_a_post_with_the_csrf_token(user: Any) -> None:
     assert rows(user, alpha) == (1, 1, 0)
 
 
-def test_revoking_an_unknown_app_is_not_found(browser: Client) -> None:
-    assert browser.post("/oauth/apps/999999/revoke/").status_code == 404
+def test_revoking_an_app_the_user_never_authorized_looks_like_revoking_nothing(
+    browser: Client, user: Any, bob: Any
+) -> None:
+    # Another user's app (which exists) and an id no app has are answered alike, and nothing of bob's goes.
+    theirs = application("Theirs")
+    issue(bob, theirs)
+    answers = [browser.post(f"/oauth/apps/{pk}/revoke/") for pk in (theirs.pk, 999999)]
+
+    assert [(a.status_code, a["Location"]) for a in answers] == [(302, "/oauth/apps/")] * 2
+    assert rows(bob, theirs)[0] == 1
 
 
 @pytest.mark.django_db(transaction=True)

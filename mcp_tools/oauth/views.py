@@ -14,13 +14,12 @@ from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
-from django.shortcuts import get_object_or_404, resolve_url
+from django.shortcuts import resolve_url
 from django.urls import NoReverseMatch, reverse
 from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
 from django.views.generic import TemplateView, View
 from oauth2_provider.exceptions import OAuthToolkitError
-from oauth2_provider.models import get_application_model
 from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView
 from oauthlib.oauth2.rfc6749.errors import InvalidRequestError
@@ -115,8 +114,11 @@ class RevokeView(LoginRequiredMixin, View):
     http_method_names = ["post"]
 
     def post(self, request: HttpRequest, pk: int) -> HttpResponse:
-        application = get_object_or_404(get_application_model(), pk=pk)
-        revoke(application, users=[request.user.pk])
-        name = identify(application).display_name
-        messages.success(request, _("%(name)s can no longer use your tools.") % {"name": name}, fail_silently=True)
+        # Only an application the user authorized is named back: the answer for any other id is the same
+        # redirect, so the button cannot be used to learn which application ids exist.
+        application = next((a.application for a in authorizations_of(request.user) if a.application.pk == pk), None)
+        if application is not None:
+            revoke(application, users=[request.user.pk])
+            name = identify(application).display_name
+            messages.success(request, _("%(name)s can no longer use your tools.") % {"name": name}, fail_silently=True)
         return HttpResponseRedirect(reverse("mcp-connected-apps"))
