@@ -32,13 +32,22 @@ class Pkce:
         return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
 
-def application(name: str = "Claude", *, source: str = "manual", redirect_uris: str = f"{REDIRECT} {LOOPBACK}") -> Any:
-    """A public authorization-code client, as a connector registers."""
+def application(
+    name: str = "Claude",
+    *,
+    source: str = "manual",
+    redirect_uris: str = f"{REDIRECT} {LOOPBACK}",
+    user: Any = None,
+    grant: str = "authorization-code",
+) -> Any:
+    """A django-oauth-toolkit client: public with the authorization code grant, as a connector registers,
+    unless ``grant`` says otherwise (then confidential)."""
     model = get_application_model()
     return model.objects.create(
         name=name,
-        client_type=model.CLIENT_PUBLIC,
-        authorization_grant_type=model.GRANT_AUTHORIZATION_CODE,
+        user=user,
+        client_type=model.CLIENT_PUBLIC if grant == model.GRANT_AUTHORIZATION_CODE else model.CLIENT_CONFIDENTIAL,
+        authorization_grant_type=grant,
         redirect_uris=redirect_uris,
         registration_source=source,
     )
@@ -99,7 +108,7 @@ def redeem(client: Client, client_id: str, code: str, verifier: str, redirect_ur
     return client.post(TOKEN, data)
 
 
-def access_token(browser: Client, client_id: str) -> str:
+def consented_access_token(browser: Client, client_id: str) -> str:
     """A user's whole authorization: consent, then the code redeemed for an access token."""
     pkce = Pkce()
     response = redeem(Client(), client_id, code_for(browser, client_id, pkce), pkce.verifier)

@@ -26,6 +26,8 @@ from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
+from tests.oauth import application
+
 TIMEOUT = 10
 SCOPE = "mcp"
 LOGIN = "/accounts/login/"
@@ -228,20 +230,6 @@ def unique(prefix: str) -> str:
 # Rows made directly -------------------------------------------------------------------------------
 
 
-def application(name: str = "Direct client", *, user: Any = None, grant: str = "authorization-code") -> Any:
-    """A django-oauth-toolkit application (public, authorization code, unless ``grant`` says otherwise)."""
-    from oauth2_provider.models import get_application_model
-
-    Application = get_application_model()
-    return Application.objects.create(
-        name=name,
-        user=user,
-        client_type=Application.CLIENT_PUBLIC if grant == "authorization-code" else Application.CLIENT_CONFIDENTIAL,
-        authorization_grant_type=grant,
-        redirect_uris=REDIRECT_URI,
-    )
-
-
 def access_token(
     user: Any,
     *,
@@ -257,7 +245,7 @@ def access_token(
     raw = secrets.token_urlsafe(30)
     get_access_token_model().objects.create(
         user=user,
-        application=app if app is not None else application(),
+        application=app if app is not None else application("Direct client", redirect_uris=REDIRECT_URI),
         token=raw,
         expires=timezone.now() + expires_in,
         scope=scope,
@@ -270,7 +258,7 @@ def refresh_token(user: Any, *, resource: list[str]) -> str:
     """A refresh token row (with the access token it came with); returns the refresh token's secret."""
     from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 
-    app = application()
+    app = application("Direct client", redirect_uris=REDIRECT_URI)
     raw_access = access_token(user, resource=resource, app=app)
     token = get_access_token_model().objects.get(application=app, token_checksum=_checksum(raw_access))
     raw = secrets.token_urlsafe(30)

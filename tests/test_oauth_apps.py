@@ -23,7 +23,7 @@ from oauth2_provider.settings import oauth2_settings
 from tests.challenges import refused_token
 from tests.db import db_call
 from tests.live.asgi_http import HttpClient, request
-from tests.oauth import RESOURCE, access_token, application
+from tests.oauth import RESOURCE, application, consented_access_token
 
 AccessToken = get_access_token_model()
 RefreshToken = get_refresh_token_model()
@@ -204,7 +204,7 @@ async def test_a_revoked_token_no_longer_works_at_the_mcp_endpoint_nor_in_its_op
     browser = Client()
     await db_call(browser.force_login, user)
     alpha = await db_call(application, "Alpha")
-    mcp = HttpClient(await db_call(access_token, browser, alpha.client_id))
+    mcp = HttpClient(await db_call(consented_access_token, browser, alpha.client_id))
     await mcp.initialize()
     assert (await mcp.send(request(1, "ping"))).status == 200
 

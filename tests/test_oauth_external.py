@@ -18,7 +18,8 @@ from tests.db import db_call
 from tests.live.asgi_http import HttpClient, modern_headers, modern_request
 from tests.live.servers import ServerProcess
 from tests.live.sites import Site
-from tests.oauth_clients import access_token, application
+from tests.oauth import application
+from tests.oauth_clients import access_token
 
 pytest_plugins = ["tests.live.fixtures"]
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]

@@ -24,7 +24,8 @@ from mcp_tools.oauth.tokens import NOT_FOR_THIS_RESOURCE
 from tests.challenges import challenge, refused_token
 from tests.db import db_call
 from tests.live.asgi_http import HttpClient, initialize_params, modern_headers, modern_request, request
-from tests.oauth_clients import SCOPE, access_token, application, refresh_token
+from tests.oauth import application
+from tests.oauth_clients import SCOPE, access_token, refresh_token
 from tests.websocket import HOST, TIMEOUT, WSClient, whoami, ws_headers
 
 pytestmark = pytest.mark.django_db(transaction=True)
