@@ -27,6 +27,7 @@ from tests.oauth import (
     application,
     authorize_url,
     code_for,
+    query,
     redeem,
 )
 
@@ -81,6 +82,16 @@ def test_a_public_client_with_s256_pkce_gets_a_token_for_this_resource(
         token_checksum=hashlib.sha256(body["access_token"].encode()).hexdigest()
     )
     assert (token.user, token.resource, token.scope) == (user, [RESOURCE], "mcp")
+
+
+def test_the_code_comes_back_naming_this_server_as_its_issuer(browser: Client, client_id: str) -> None:
+    # RFC 9207: a client of several servers can tell whose code it holds (mix-up); it equals the metadata's.
+    page = browser.get(authorize_url(client_id, Pkce()))
+
+    issued = query(answer(browser, page, allow=True))
+
+    assert issued["iss"] == ["http://testserver"]
+    assert Client().get("/.well-known/oauth-authorization-server").json()["issuer"] == "http://testserver"
 
 
 def test_denied_consent_sends_access_denied_to_the_client_with_its_state(browser: Client, client_id: str) -> None:

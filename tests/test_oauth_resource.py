@@ -398,6 +398,7 @@ AUTHORIZATION_SERVER = {
     "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
     "revocation_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
     "introspection_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
+    "authorization_response_iss_parameter_supported": True,
 }
 
 

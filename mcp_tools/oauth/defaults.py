@@ -21,6 +21,9 @@ DEFAULTS: dict[str, Any] = {
     "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
     "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
     "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
+    # RFC 9207: the authorization response names its issuer, so a client talking to several servers cannot
+    # be sent another server's code (mix-up); the issuer is the site's origin, as its metadata says.
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
     # Tokens are kept as SHA-256 checksums only: a copy of the database holds no usable token.
     "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
