@@ -20,7 +20,6 @@ from typing import Any
 
 import httpx
 import pytest
-from websockets.exceptions import ConnectionClosed
 
 from mcp_tools.server.session import TOKEN_EXPIRED, TOKEN_REVOKED, USER_INACTIVE
 from mcp_tools.transports.websocket import CLOSE_UNAUTHENTICATED
@@ -36,7 +35,7 @@ from tests.live.asgi_http import (
 from tests.live.servers import ROOT, ServerProcess
 from tests.live.sites import Site, shared_switches, sqlite_switches
 from tests.live.sse import EventReader
-from tests.live.websocket_client import MCPWebSocket, mcp_websocket
+from tests.live.websocket_client import mcp_websocket, websocket_closed
 
 pytest_plugins = ["tests.live.fixtures"]
 pytestmark = pytest.mark.live
@@ -152,17 +151,6 @@ async def stream_ends(reader: EventReader, wait: float) -> list[Any]:
                 found.append(await reader.message())
         except (StopAsyncIteration, httpx.RemoteProtocolError, EOFError):
             return found
-
-
-async def websocket_closed(client: MCPWebSocket, wait: float) -> tuple[int | None, str | None]:
-    """The close code and reason, once the server closes the connection (within ``wait``)."""
-    async with asyncio.timeout(wait):
-        try:
-            while True:
-                await client.connection.recv()
-        except ConnectionClosed as closed:
-            received = closed.rcvd
-            return (received.code, received.reason) if received is not None else (None, None)
 
 
 @asynccontextmanager

@@ -21,7 +21,6 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from websockets.exceptions import ConnectionClosed
 
 from mcp_tools.server.session import TOKEN_EXPIRED, TOKEN_REVOKED
 from mcp_tools.transports.websocket import CLOSE_UNAUTHENTICATED
@@ -30,7 +29,7 @@ from tests.cimd import write_documents
 from tests.live.asgi_http import ACCEPT_BOTH, modern_headers, modern_request
 from tests.live.servers import ServerProcess
 from tests.live.sites import Site, sqlite_switches
-from tests.live.websocket_client import MCPWebSocket, mcp_websocket
+from tests.live.websocket_client import mcp_websocket, websocket_closed
 from tests.oauth_clients import (
     REDIRECT_URI,
     SCOPE,
@@ -114,16 +113,6 @@ async def stateless(server: ServerProcess, token: str, method: str = "tools/list
         )
 
 
-async def websocket_closed(client: MCPWebSocket) -> tuple[int | None, str | None]:
-    async with asyncio.timeout(TIMEOUT):
-        try:
-            while True:
-                await client.connection.recv()
-        except ConnectionClosed as closed:
-            received = closed.rcvd
-            return (received.code, received.reason) if received is not None else (None, None)
-
-
 def flow(session: OAuthSession, server: ServerProcess) -> list[str]:
     """Every exchange of the client with the server, in order, with the server's origin left out."""
     assert all(exchange.split()[1].startswith(server.base_url + "/") for exchange in session.exchanges)
@@ -197,7 +186,7 @@ async def test_revoking_the_token_refuses_its_next_request_and_closes_its_websoc
                 )
             assert revoked.status_code == 200, revoked.text
 
-            assert await websocket_closed(ws) == (CLOSE_UNAUTHENTICATED, TOKEN_REVOKED)
+            assert await websocket_closed(ws, TIMEOUT) == (CLOSE_UNAUTHENTICATED, TOKEN_REVOKED)
 
         refused = await stateless(server, token.access_token)
         assert refused.status_code == 401
@@ -231,7 +220,7 @@ async def test_an_expired_access_token_is_refreshed_and_the_refresh_token_rotate
             await asyncio.to_thread(mutate, site, "oauth-expires-in", first.access_token, str(SHORT_LIFETIME))
             async with mcp_websocket(server.ws_url(), first.access_token) as ws:
                 await ws.initialize()
-                assert await websocket_closed(ws) == (CLOSE_UNAUTHENTICATED, TOKEN_EXPIRED)
+                assert await websocket_closed(ws, TIMEOUT) == (CLOSE_UNAUTHENTICATED, TOKEN_EXPIRED)
             expired = await stateless(server, first.access_token)
             assert expired.status_code == 401
             assert expired.headers["www-authenticate"] == refused_token(origin=server.base_url)

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
 
 TIMEOUT = 10
 SUBPROTOCOL = "mcp"
@@ -109,3 +110,14 @@ async def mcp_websocket(url: str, token: str | None = None, **options: Any) -> A
         **options,
     ) as connection:
         yield MCPWebSocket(connection)
+
+
+async def websocket_closed(client: MCPWebSocket, wait: float) -> tuple[int | None, str | None]:
+    """The close code and reason, once the server closes the connection (within ``wait``)."""
+    async with asyncio.timeout(wait):
+        try:
+            while True:
+                await client.connection.recv()
+        except ConnectionClosed as closed:
+            received = closed.rcvd
+            return (received.code, received.reason) if received is not None else (None, None)
