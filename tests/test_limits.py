@@ -15,12 +15,13 @@ from mcp_tools.conf import DEFAULTS
 from mcp_tools.exceptions import INVALID_PARAMS, INVALID_REQUEST
 from mcp_tools.models import Tool, ToolCall
 from mcp_tools.protocol.jsonrpc import encode
+from mcp_tools.server import calls
 from tests.db import db_call
 from tests.live.asgi_http import HttpClient, modern_request, request
 from tests.messages import error, modern_meta, rpc, text_result
 from tests.testapp.mcp_tools import gate, sync_cancel_seen, sync_started
 from tests.websocket import TIMEOUT, WSClient
-from tests.wire import Wire, connected, is_notification, start_slow_count
+from tests.wire import Wire, connected, start_slow_count
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -73,6 +74,22 @@ def held(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
     monkeypatch.setattr(gate, "wait", wait)
     yield state
     gate.open()
+
+
+def refusals(monkeypatch: pytest.MonkeyPatch, message: str, count: int) -> asyncio.Event:
+    """An event set once ``count`` calls have ended refused with ``message``."""
+    seen, enough = [], asyncio.Event()
+    audit = calls.Call.audit
+
+    async def noting_refusals(call: calls.Call) -> None:
+        if call.message == message:
+            seen.append(call.request.id)
+            if len(seen) == count:
+                enough.set()
+        await audit(call)
+
+    monkeypatch.setattr(calls.Call, "audit", noting_refusals)
+    return enough
 
 
 # MAX_CONCURRENT_CALLS ----------------------------------------------------------------------------
@@ -142,19 +159,15 @@ def batch_call(request_id: Any, name: str, arguments: dict[str, Any]) -> dict[st
     return rpc(request_id, "tools/call", {"name": name, "arguments": arguments, "_meta": {"progressToken": request_id}})
 
 
-async def test_the_calls_of_a_batch_count_against_the_limit(tools, user, settings, held):
+async def test_the_calls_of_a_batch_count_against_the_limit(tools, user, settings, held, monkeypatch):
     mcp_tools_setting(settings, MAX_CONCURRENT_CALLS=2)
     wire = await connected(user, "2025-03-26")
     # A first call loads the caller's permissions, so every member then reaches the limit check at once.
     await wire.call("add", {"a": 1, "b": 2})
+    all_refused = refusals(monkeypatch, TOO_MANY.format(2), 8)
     sending = asyncio.ensure_future(wire.send([batch_call(i, "slow_count", {"steps": 1}) for i in range(10)]))
-    started: set[Any] = set()
-    for _ in range(2):
-        progress = await wire.wait_for(
-            lambda m: is_notification("notifications/progress")(m) and m["params"]["progressToken"] not in started
-        )
-        started.add(progress["params"]["progressToken"])
-
+    # The two admitted members are held until every other member has met the limit.
+    await asyncio.wait_for(all_refused.wait(), TIMEOUT)
     gate.open()
     await asyncio.wait_for(sending, TIMEOUT)
     answers = sorted(json.dumps(response["result"]) for response in wire.sent[-1])
@@ -163,6 +176,7 @@ async def test_the_calls_of_a_batch_count_against_the_limit(tools, user, setting
         [json.dumps(text_result(TOO_MANY.format(2), is_error=True))] * 8
         + [json.dumps({"content": [{"type": "text", "text": '{"counted":1}'}], "isError": False})] * 2
     )
+    assert held.entered.is_set()
 
 
 async def test_a_listen_in_a_batch_is_refused_rather_than_holding_the_connection(tools, user):
@@ -478,7 +492,9 @@ async def test_every_call_of_a_batch_counts_against_the_rate_even_under_one_id(t
     assert sorted(await db_call(audited_outcomes)) == ["ok", "ok", "ok", "rate_limited"]
 
 
-async def test_the_calls_of_a_batch_under_one_id_count_against_the_concurrency_limit(tools, user, settings, held):
+async def test_the_calls_of_a_batch_under_one_id_count_against_the_concurrency_limit(
+    tools, user, settings, held, monkeypatch
+):
     mcp_tools_setting(settings, MAX_CONCURRENT_CALLS=2)
     wire = await connected(user, "2025-03-26")
     await wire.call("add", {"a": 1, "b": 2})
@@ -486,14 +502,10 @@ async def test_the_calls_of_a_batch_under_one_id_count_against_the_concurrency_l
         rpc(7, "tools/call", {"name": "slow_count", "arguments": {"steps": 1}, "_meta": {"progressToken": i}})
         for i in range(10)
     ]
+    all_refused = refusals(monkeypatch, TOO_MANY.format(2), 8)
     sending = asyncio.ensure_future(wire.send(members))
-    started: set[Any] = set()
-    for _ in range(2):
-        progress = await wire.wait_for(
-            lambda m: is_notification("notifications/progress")(m) and m["params"]["progressToken"] not in started
-        )
-        started.add(progress["params"]["progressToken"])
-
+    # The two admitted members are held until every other member has met the limit.
+    await asyncio.wait_for(all_refused.wait(), TIMEOUT)
     gate.open()
     await asyncio.wait_for(sending, TIMEOUT)
     answers = [response["result"]["content"][0]["text"] for response in wire.sent[-1]]

@@ -6,6 +6,7 @@ for DRF classes Django's own request for it.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections import OrderedDict
@@ -13,6 +14,7 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any, Protocol, cast
 
+from django.contrib.auth import get_user
 from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest
 from django.utils import timezone
@@ -155,6 +157,7 @@ def remembered_or(key: str, load: Callable[[], tuple[Any, Any]]) -> tuple[Any, A
     remembered = _recent.get(key)
     if remembered is not None and not remembered[1].is_expired:
         return remembered
+    _need_database()
     generation = _recent.generation
     try:
         user, credential = load()
@@ -190,13 +193,41 @@ def _touch(token: Any) -> None:
         token.last_used_at = now
 
 
+class NotInMemory(Exception):
+    """Naming the caller needs the database (or a DRF class); raised only inside ``from_memory``."""
+
+
+_memory_only: contextvars.ContextVar[bool] = contextvars.ContextVar("mcp_tools_memory_only", default=False)
+
+
+def _need_database() -> None:
+    if _memory_only.get():
+        raise NotInMemory
+
+
+def from_memory(request: Connection) -> tuple[Any, Any] | None:
+    """``authenticate(request)`` when it can be answered without the database, else None.
+
+    Safe on the event loop: a token seen in the last TOKEN_CACHE_SECONDS is answered from the process's
+    memory, so a client that keeps calling costs no trip to a database thread. Refusals that need no
+    lookup (a malformed header) are raised as ``authenticate`` raises them.
+    """
+    reset = _memory_only.set(True)
+    try:
+        return authenticate(request)
+    except NotInMemory:
+        return None
+    finally:
+        _memory_only.reset(reset)
+
+
 def authenticate(request: Connection) -> tuple[Any, Any]:
-    """Resolve the caller of a connection (sync; call through database_sync_to_async).
+    """Resolve the caller of a connection (sync; call through database_sync_to_async, or ``from_memory``).
 
     The site's own access tokens first; then other bearer tokens whose kind is registered (OAuth); then
     the site's DRF authentication classes (AUTHENTICATION_CLASSES), so existing TokenAuthentication or JWT
-    credentials work; then the Django session user, which Channels' ``AuthMiddlewareStack`` puts in the
-    scope.
+    credentials work; then the Django session user: the one Channels' ``AuthMiddlewareStack`` put in the
+    scope, or read from the session ``SessionMiddlewareStack`` put there, only when it is needed.
     """
     if mcp_settings.AUTHENTICATION_CLASSES and not _carries_mcp_token(request):
         raw = _bearer_or_none(request)
@@ -212,9 +243,19 @@ def authenticate(request: Connection) -> tuple[Any, Any]:
                 return found
         return user_for_token(raw)
     user = request.scope.get("user")
+    if user is None and request.scope.get("session") is not None:
+        _need_database()
+        user = get_user(cast(HttpRequest, _SessionHolder(request.scope["session"])))
     if user is not None and getattr(user, "is_authenticated", False):
         return user, None
     return AnonymousUser(), None
+
+
+class _SessionHolder:
+    """What ``django.contrib.auth.get_user`` reads of a request: its session."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
 
 
 def _bearer_or_none(request: Connection) -> str | None:
@@ -245,6 +286,7 @@ def drf_authenticate(request: Connection) -> tuple[Any, Any]:
     from rest_framework import exceptions
     from rest_framework.request import Request
 
+    _need_database()
     django_request = cast(HttpRequest, getattr(request, "django", request))
     authenticators = [cls() for cls in mcp_settings.imported("AUTHENTICATION_CLASSES")]
     drf_request = Request(django_request, authenticators=authenticators)

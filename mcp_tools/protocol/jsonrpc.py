@@ -77,9 +77,16 @@ def decode(text: str | bytes, *, max_bytes: int, max_depth: int) -> Any:
     if size > max_bytes:
         raise InvalidRequest(f"Message larger than {max_bytes} bytes")
     decoded = parse(text)
-    if depth_exceeds(decoded, max_depth):
+    # Each level opens a bracket: a message with no more brackets than the limit cannot nest deeper.
+    if _brackets(text) > max_depth and depth_exceeds(decoded, max_depth):
         raise InvalidRequest(f"Message nested deeper than {max_depth} levels")
     return decoded
+
+
+def _brackets(text: str | bytes) -> int:
+    if isinstance(text, bytes):
+        return text.count(b"{") + text.count(b"[")
+    return text.count("{") + text.count("[")
 
 
 def depth_exceeds(value: Any, limit: int) -> bool:

@@ -166,7 +166,9 @@ class Call:
         ctx = self.context(entry)
         timeout = float(entry.timeout_seconds or mcp_settings.CALL_TIMEOUT_SECONDS)
         try:
-            result = await asyncio.wait_for(execute(entry, arguments, ctx), timeout)
+            # A deadline on this task rather than wait_for's: no second task per call.
+            async with asyncio.timeout(timeout):
+                result = await execute(entry, arguments, ctx)
         except ToolError as exc:
             return CallResult([{"type": "text", "text": str(exc)}], is_error=True, value=str(exc))
         except TimeoutError:

@@ -42,18 +42,31 @@ class Context:
         self.transport = transport
         self.session_id = session_id
         self._progress = progress
-        self._cancelled = threading.Event()
+        # A plain flag, which sync tools may poll from their thread; the event exists once a tool waits on it.
+        self._cancelled = False
+        self._event: threading.Event | None = None
         self._loop = _running_loop()
 
     @property
     def cancelled(self) -> bool:
-        return self._cancelled.is_set()
+        return self._cancelled
 
     def cancel(self) -> None:
-        self._cancelled.set()
+        self._cancelled = True
+        if self._event is not None:
+            self._event.set()
+
+    def wait_cancelled(self, timeout: float | None = None) -> bool:
+        """Block a sync tool's thread until the call is cancelled or ``timeout`` passes; True once cancelled."""
+        if self._event is None:
+            self._event = threading.Event()
+            # ``cancel`` sets the flag before it looks for the event: one of the two sees the other.
+            if self._cancelled:
+                self._event.set()
+        return self._event.wait(timeout)
 
     def check_cancelled(self) -> None:
-        if self._cancelled.is_set():
+        if self._cancelled:
             raise CallCancelled(self.tool_name)
 
     def queryset(self, model: Any) -> Any:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from typing import Any
 
 from channels.consumer import AsyncConsumer
 from channels.db import database_sync_to_async
 
 from mcp_tools.access import permissions
-from mcp_tools.access.authentication import AuthenticationFailed, authenticate, refusal_challenge
+from mcp_tools.access.authentication import AuthenticationFailed, authenticate, from_memory, refusal_challenge
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import (
     HeaderMismatch,
@@ -96,7 +97,10 @@ class MCPHttpConsumer(AsyncConsumer):
 
     async def authenticate(self, request: HTTPRequest) -> tuple[Any, Any]:
         try:
-            user, token = await database_sync_to_async(authenticate)(request)
+            # A client that keeps calling is known from memory; only a new or stale credential costs a
+            # trip to a database thread.
+            known = from_memory(request)
+            user, token = known if known is not None else await database_sync_to_async(authenticate)(request)
         except AuthenticationFailed as exc:
             raise HTTPError(exc.status, InvalidRequest(str(exc)), headers=_challenge(request, exc)) from None
         if not permissions.may_connect(user):
@@ -243,8 +247,22 @@ class Exchange:
 
     def __init__(self, request: HTTPRequest, session: Session, message: Request, *, modern: bool) -> None:
         self.request, self.session, self.message, self.modern = request, session, message, modern
-        self.queue: asyncio.Queue[Any] = asyncio.Queue()
-        session.emit = self.queue.put_nowait
+        # What the handler emitted and the stream has not sent yet; ``arrived`` wakes the stream.
+        self.pending: deque[Any] = deque()
+        self.arrived: asyncio.Future[None] | None = None
+        session.emit = self._emit
+
+    def _emit(self, message: Any) -> None:
+        self.pending.append(message)
+        if self.arrived is not None and not self.arrived.done():
+            self.arrived.set_result(None)
+
+    def _arrival(self) -> asyncio.Future[None]:
+        """A future that completes once something is pending (at once when something already is)."""
+        self.arrived = asyncio.get_running_loop().create_future()
+        if self.pending:
+            self.arrived.set_result(None)
+        return self.arrived
 
     def headers(self) -> list[tuple[bytes, bytes]]:
         return [(SESSION_HEADER, self.session.session_id.encode())] if self.session.session_id else []
@@ -268,23 +286,21 @@ class Exchange:
                 hub().remove(self.session)
 
     async def _answer(self, task: asyncio.Task[Any]) -> None:
-        disconnect = asyncio.ensure_future(self.request.wait_disconnect())
+        watch = self.request.watch_disconnect()
         try:
             if not self.request.accepts_sse:
-                await asyncio.wait({task, disconnect}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait({task, watch.gone}, return_when=asyncio.FIRST_COMPLETED)
                 if task.done():
                     await self._respond_json(_response(task))
                 return
-            first = asyncio.ensure_future(self.queue.get())
-            await asyncio.wait({task, first, disconnect}, return_when=asyncio.FIRST_COMPLETED)
-            if not first.done():
-                first.cancel()
+            await asyncio.wait({task, self._arrival(), watch.gone}, return_when=asyncio.FIRST_COMPLETED)
+            if not self.pending:
                 if task.done():
                     await self._respond_json(_response(task))
                 return
-            await self._stream(task, first.result(), disconnect)
+            await self._stream(task, watch.gone)
         finally:
-            disconnect.cancel()
+            watch.stop()
 
     async def _respond_json(self, response: dict[str, Any] | None) -> None:
         if response is None:
@@ -296,26 +312,24 @@ class Exchange:
         challenge = _challenge(self.request, AuthenticationFailed("")) if status == 401 else []
         await self.request.respond(status, body, [*JSON_HEADERS, *self.headers(), *challenge])
 
-    async def _stream(self, task: asyncio.Task[Any], first: Any, disconnect: asyncio.Future[Any]) -> None:
+    async def _stream(self, task: asyncio.Task[Any], gone: asyncio.Future[None]) -> None:
         stream = EventStream(self.request.send)
         await stream.start(tuple(self.headers()))
-        await stream.message(first)
         keepalive = float(mcp_settings.SSE_KEEPALIVE_SECONDS)
-        while not task.done() and not disconnect.done():
-            item = asyncio.ensure_future(self.queue.get())
+        while True:
+            while self.pending and not gone.done():
+                await stream.message(self.pending.popleft())
+            if task.done() or gone.done():
+                break
             done, _ = await asyncio.wait(
-                {task, item, disconnect}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
+                {task, self._arrival(), gone}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
             )
-            if item in done:
-                await stream.message(item.result())
-            else:
-                item.cancel()
-                if not done:
-                    await stream.comment()
-        if disconnect.done():
+            if not done:
+                await stream.comment()
+        if gone.done():
             return
-        while not self.queue.empty():
-            await stream.message(self.queue.get_nowait())
+        while self.pending:
+            await stream.message(self.pending.popleft())
         response = _response(task)
         if response is not None:
             await stream.message(response)

@@ -7,6 +7,7 @@ through it. ``HTTPRequest`` adds what a streaming consumer needs and Django's re
 
 from __future__ import annotations
 
+import asyncio
 import io
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
@@ -147,6 +148,10 @@ class HTTPError(Exception):
         self.response = error_response(request_id, error)
 
 
+# Most answers take far less than this; a client that leaves sooner is noticed this much later at worst.
+WATCH_AFTER = 0.05
+
+
 class HTTPRequest:
     """One request to the Streamable HTTP endpoint: its headers, its body, and the ASGI channel it came on.
 
@@ -249,3 +254,38 @@ class HTTPRequest:
             message = await self.receive()
             if message["type"] == "http.disconnect":
                 self.disconnected = True
+
+    def watch_disconnect(self, after: float = WATCH_AFTER) -> DisconnectWatch:
+        """A watch whose ``gone`` future completes once the client goes away; it starts listening ``after``
+        seconds from now, so a request answered sooner costs no listening task."""
+        return DisconnectWatch(self, after)
+
+
+class DisconnectWatch:
+    """Completes ``gone`` when the client of ``request`` disconnects; ``stop()`` once the answer is sent."""
+
+    def __init__(self, request: HTTPRequest, after: float) -> None:
+        self.request = request
+        loop = asyncio.get_running_loop()
+        self.gone: asyncio.Future[None] = loop.create_future()
+        self._task: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = loop.call_later(after, self._start) if after > 0 else None
+        if after <= 0:
+            self._start()
+
+    def _start(self) -> None:
+        self._timer = None
+        self._task = asyncio.ensure_future(self._listen())
+
+    async def _listen(self) -> None:
+        await self.request.wait_disconnect()
+        if not self.gone.done():
+            self.gone.set_result(None)
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()
+        if not self.gone.done():
+            self.gone.cancel()

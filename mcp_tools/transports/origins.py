@@ -36,11 +36,24 @@ def allowed_hosts() -> list[str]:
     return hosts
 
 
+# Host headers already judged, against the ALLOWED_HOSTS they were judged by; bounded, as clients choose them.
+_judged_hosts: dict[tuple[str, tuple[str, ...]], bool] = {}
+JUDGED_HOSTS = 256
+
+
 def host_allowed(host: str | None) -> bool:
     if not host:
         return False
-    domain, _port = split_domain_port(host)
-    return bool(domain) and validate_host(domain, allowed_hosts())
+    hosts = allowed_hosts()
+    key = (host, tuple(hosts))
+    judged = _judged_hosts.get(key)
+    if judged is None:
+        domain, _port = split_domain_port(host)
+        judged = bool(domain) and validate_host(domain, hosts)
+        if len(_judged_hosts) >= JUDGED_HOSTS:
+            _judged_hosts.clear()
+        _judged_hosts[key] = judged
+    return judged
 
 
 def parse_origin(value: str) -> ParseResult | None:

@@ -144,8 +144,8 @@ sync_cancel_seen = threading.Event()
 def wait_sync(ctx: Context, seconds: float = 10.0) -> str:
     """Hold a worker thread until the call is cancelled or ``seconds`` pass."""
     sync_started.set()
-    # Waiting on the context's own event ends the thread as soon as the call is cancelled.
-    if ctx._cancelled.wait(seconds):
+    # Waiting on the context ends the thread as soon as the call is cancelled.
+    if ctx.wait_cancelled(seconds):
         sync_cancel_seen.set()
         return "cancelled"
     return "waited"
