@@ -545,7 +545,9 @@ def run_suite(args: argparse.Namespace) -> int:
                 print(f"run {rep + 1}/{scale.reps} done, load average {load_average()}", flush=True)
             if args.profile is not None:
                 for name in ("add-ws-32", "add-http-32"):
-                    measure(session, configurations[name], profile_to=args.profile / f"{name}.speedscope.json")
+                    # Extra runs, not in the table (py-spy slows the server); three times the calls for more samples.
+                    longer = replace(configurations[name], calls=configurations[name].calls * 3)
+                    measure(session, longer, profile_to=args.profile / f"{name}.speedscope.json")
                 print(f"profiles of the project server during add at 32 sessions in {args.profile}/")
         finally:
             for server in servers.values():
