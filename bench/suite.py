@@ -610,7 +610,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, stop_on_sigterm)
     try:
         return run_suite(args)
-    except BenchError as exc:
+    except (BenchError, OSError, subprocess.SubprocessError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
