@@ -25,7 +25,8 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -263,7 +264,6 @@ class Session:
     timeout: float
     servers: dict[str, Server]
     trigger: str = ""
-    profile: Path | None = None
 
 
 def build_databases(directory: Path, env: dict[str, str], lists: bool, fans: bool) -> tuple[str, dict[str, Path]]:
@@ -357,28 +357,23 @@ def measure(session: Session, workload: Workload, profile_to: Path | None = None
     return Sample(figures["ops_per_s"], figures["p50_ms"], figures["p99_ms"], per_op, figures["errors"])
 
 
-class profiled:
+@contextmanager
+def profiled(server: Server, path: Path | None) -> Iterator[None]:
     """py-spy recording `server` for the duration of the block, written to `path` (nothing when None)."""
-
-    def __init__(self, server: Server, path: Path | None) -> None:
-        self.server = server
-        self.path = path
-        self.child: Child | None = None
-
-    def __enter__(self) -> None:
-        if self.path is None:
-            return
-        command = [py_spy() or "py-spy", "record", "--pid", str(self.server.process.pid), "--rate", "200"]
-        command += ["--format", "speedscope", "--output", str(self.path), "--nonblocking"]
-        self.child = Child(f"py-spy {self.path.name}", command, dict(os.environ), "Sampling process")
-        self.child.wait_for(30)
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self.child is not None:
-            # py-spy writes its file when interrupted.
-            self.child.stop(signal.SIGINT)
-            if self.child.process.returncode:
-                print(f"warning: py-spy ended with {self.child.process.returncode}{self.child.output()}")
+    if path is None:
+        yield
+        return
+    command = [py_spy() or "py-spy", "record", "--pid", str(server.process.pid), "--rate", "200"]
+    command += ["--format", "speedscope", "--output", str(path), "--nonblocking"]
+    recorder = Child(f"py-spy {path.name}", command, dict(os.environ), "Sampling process")
+    try:
+        recorder.wait_for(30)
+        yield
+    finally:
+        # py-spy writes its file when interrupted.
+        recorder.stop(signal.SIGINT)
+    if recorder.process.returncode:
+        raise BenchError(f"py-spy ended with {recorder.process.returncode}{recorder.output()}")
 
 
 def py_spy() -> str | None:
@@ -547,7 +542,9 @@ def run_suite(args: argparse.Namespace) -> int:
                 for name in ("add-ws-32", "add-http-32"):
                     # Extra runs, not in the table (py-spy slows the server); three times the calls for more samples.
                     longer = replace(configurations[name], calls=configurations[name].calls * 3)
-                    measure(session, longer, profile_to=args.profile / f"{name}.speedscope.json")
+                    profile = measure(session, longer, profile_to=args.profile / f"{name}.speedscope.json")
+                    if profile.failure:
+                        print(f"warning: no profile of {name}: {profile.failure}")
                 print(f"profiles of the project server during add at 32 sessions in {args.profile}/")
         finally:
             for server in servers.values():
