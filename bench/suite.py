@@ -50,6 +50,10 @@ ORM_ARGUMENTS: JsonObject = {"limit": 20}
 EXTRA_TOOLS = 1000
 FANOUT_SESSIONS = 1000
 DEFAULT_REDIS = "redis://127.0.0.1:6379/15"
+SETTINGS_LINE = (
+    "from django.conf import settings; from django.db import connection; "
+    "print(f'DEBUG={settings.DEBUG}, CONN_MAX_AGE={connection.settings_dict[\"CONN_MAX_AGE\"]}')"
+)
 
 
 class Child:
@@ -266,9 +270,18 @@ class Session:
     trigger: str = ""
 
 
-def build_databases(directory: Path, env: dict[str, str], lists: bool, fans: bool) -> tuple[str, dict[str, Path]]:
+@dataclass
+class Databases:
+    """alice's token, the database files by use, and the settings that matter as every server runs them."""
+
+    token: str
+    files: dict[str, Path]
+    settings: str
+
+
+def build_databases(directory: Path, env: dict[str, str], lists: bool, fans: bool) -> Databases:
     """The demo's database built with the demo's steps, and copies for the 1,000-tool listing and the fan-out
-    (which flips a tool on and off); returns alice's token and the database files by use."""
+    (which flips a tool on and off)."""
     base = directory / "db.sqlite3"
 
     def manage(*arguments: str, database: Path = base, script: str = "manage.py") -> str:
@@ -289,6 +302,7 @@ def build_databases(directory: Path, env: dict[str, str], lists: bool, fans: boo
     manage("mcp_sync", "--enable")
     manage("seed_demo")
     token = manage("mcp_token", "create", "alice").strip().splitlines()[-1]
+    settings = manage("shell", "--no-imports", "-c", SETTINGS_LINE)
     files = {"base": base}
     if lists:
         files["list"] = directory / "list.sqlite3"
@@ -297,7 +311,7 @@ def build_databases(directory: Path, env: dict[str, str], lists: bool, fans: boo
     if fans:
         files["fanout"] = directory / "fanout.sqlite3"
         shutil.copyfile(base, files["fanout"])
-    return token, files
+    return Databases(token, files, settings.strip().splitlines()[-1])
 
 
 def server_plans(
@@ -529,10 +543,14 @@ def run_suite(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as directory:
         try:
             started = time.monotonic()
-            token, files = build_databases(Path(directory), env, "project-1000" in needed, fans)
-            start_servers(server_plans(needed, env, files, args.redis_url), servers)
-            print(f"database and {len(servers)} servers ready in {time.monotonic() - started:.1f}s")
-            session = Session(token, args.timeout, servers, trigger_command(env, files, args.redis_url))
+            built = build_databases(Path(directory), env, "project-1000" in needed, fans)
+            start_servers(server_plans(needed, env, built.files, args.redis_url), servers)
+            print(
+                f"database and {len(servers)} servers ready in {time.monotonic() - started:.1f}s "
+                f"({built.settings} on every server)"
+            )
+            trigger = trigger_command(env, built.files, args.redis_url)
+            session = Session(built.token, args.timeout, servers, trigger)
             samples: dict[str, list[Sample]] = {name: [] for name in order}
             for rep in range(scale.reps):
                 for name in order:
