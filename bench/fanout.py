@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cli import add_session_arguments, run, session_options
 from latency import summary_ms
@@ -88,10 +88,31 @@ async def arrival(transport: Transport, listening: Countdown) -> int:
     return time.monotonic_ns()
 
 
+def spread(options: SessionOptions, urls: list[str]) -> list[SessionOptions]:
+    """The session options for each server: `options` itself, then the same for each of `urls`."""
+    return [options, *(replace(options, url=url) for url in urls)]
+
+
+async def open_spread(servers: list[SessionOptions], sessions: int, concurrency: int) -> list[Transport]:
+    """Open `sessions` listening sessions split evenly over `servers` (the first ones take the remainder)."""
+    opened: list[Transport] = []
+    try:
+        for index, options in enumerate(servers):
+            count = sessions // len(servers) + (index < sessions % len(servers))
+            if count:
+                opened += await open_sessions(options, count, concurrency, listen=True)
+    except BaseException:
+        await close_sessions(opened)
+        raise
+    return opened
+
+
 async def measure(
-    options: SessionOptions, sessions: int, concurrency: int, trigger: str, mark: str | None
+    servers: list[SessionOptions], sessions: int, concurrency: int, trigger: str, mark: str | None
 ) -> JsonObject:
-    transports = await open_sessions(options, sessions, concurrency, listen=True)
+    """Open the sessions over `servers`, run the trigger, and time each session's list_changed."""
+    options = servers[0]
+    transports = await open_spread(servers, sessions, concurrency)
     try:
         listening = Countdown(sessions)
         waiters = [asyncio.create_task(arrival(transport, listening)) for transport in transports]
@@ -111,20 +132,20 @@ async def measure(
     origin = triggered.started_ns if triggered.marked_ns is None else triggered.marked_ns
     arrivals = [task.result() - origin for task in done if task.exception() is None]
     failures = [repr(task.exception()) for task in done if task.exception() is not None]
-    return report(options, sessions, arrivals, failures, triggered)
+    return report(servers, sessions, arrivals, failures, triggered)
 
 
 def report(
-    options: SessionOptions, sessions: int, arrivals: list[int], failures: list[str], triggered: TriggerRun
+    servers: list[SessionOptions], sessions: int, arrivals: list[int], failures: list[str], triggered: TriggerRun
 ) -> JsonObject:
     figures = summary_ms(arrivals, ranks=(50, 99))
     first = min(arrivals, default=0)
     return {
-        "transport": transport_name(options),
-        "url": options.url,
+        "transport": transport_name(servers[0]),
+        "url": " ".join(options.url for options in servers),
         "sessions": sessions,
         "received": len(arrivals),
-        "timeout_s": options.timeout,
+        "timeout_s": servers[0].timeout,
         **figures,
         "first_ms": round(first / 1e6, 3),
         "spread_ms": round((max(arrivals, default=0) - first) / 1e6, 3),
@@ -155,6 +176,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="MARK",
         help="measure from the moment the trigger prints a line containing MARK (excludes its start-up)",
     )
+    parser.add_argument(
+        "--also-url",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="another server (e.g. a second worker on its own port); sessions are spread evenly over every URL",
+    )
     parser.add_argument("--sessions", type=int, default=100, help="listening sessions (default 100)")
     parser.add_argument("--concurrency", type=int, default=50, help="handshakes in flight while opening")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a line")
@@ -169,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     # The thread reading the trigger's output needs the GIL to timestamp its ready line promptly.
     sys.setswitchinterval(0.0005)
     try:
-        figures = run(measure(session_options(args), args.sessions, args.concurrency, args.trigger, args.ready_line))
+        servers = spread(session_options(args), args.also_url)
+        figures = run(measure(servers, args.sessions, args.concurrency, args.trigger, args.ready_line))
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

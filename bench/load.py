@@ -8,6 +8,7 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cli import add_session_arguments, loop_name, run, session_options
@@ -59,7 +60,10 @@ async def bounded_operation(transport: Transport, plan: Plan) -> None:
         await operation(transport, plan)
 
 
-async def drive(transport: Transport, plan: Plan, barrier: asyncio.Barrier) -> SessionRun:
+Mark = Callable[[], None]
+
+
+async def drive(transport: Transport, plan: Plan, barrier: asyncio.Barrier, on_start: Mark | None) -> SessionRun:
     """Warm up, wait for every other session, then run the measured round trips back to back."""
     try:
         for _ in range(plan.warmup):
@@ -67,7 +71,8 @@ async def drive(transport: Transport, plan: Plan, barrier: asyncio.Barrier) -> S
     except BaseException:
         await barrier.abort()
         raise
-    await barrier.wait()
+    if await barrier.wait() == 0 and on_start is not None:
+        on_start()
     session = SessionRun(started=time.perf_counter_ns())
     for done in range(plan.calls):
         begin = time.perf_counter_ns()
@@ -83,13 +88,19 @@ async def drive(transport: Transport, plan: Plan, barrier: asyncio.Barrier) -> S
     return session
 
 
-async def measure(options: SessionOptions, plan: Plan, sessions: int) -> JsonObject:
+async def measure(
+    options: SessionOptions, plan: Plan, sessions: int, on_start: Mark | None = None, on_end: Mark | None = None
+) -> JsonObject:
+    """Run `plan` on `sessions` sessions; `on_start` and `on_end` are called as the measured phase starts and ends
+    (for readings of the server taken around that phase alone, such as its CPU time)."""
     transports = await open_sessions(options, sessions, concurrency=min(sessions, 64), listen=False)
     try:
         barrier = asyncio.Barrier(sessions)
         outcomes = await asyncio.gather(
-            *(drive(transport, plan, barrier) for transport in transports), return_exceptions=True
+            *(drive(transport, plan, barrier, on_start) for transport in transports), return_exceptions=True
         )
+        if on_end is not None:
+            on_end()
     finally:
         await close_sessions(transports)
     runs = [outcome for outcome in outcomes if isinstance(outcome, SessionRun)]

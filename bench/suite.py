@@ -1,0 +1,634 @@
+"""`make bench`: this project against bare Channels consumers, as ratios of runs measured side by side.
+
+This module owns the whole session: a throwaway demo database built with the demo's own steps, the uvicorn
+servers (the project with audit on and off, the bare consumers of ``baseline_orm.py``, the project with
+1,000 extra tools, and with ``--fanout`` two servers on Redis), the schedule (every measurement N times,
+interleaved: project, bare, project, bare, ...) and the table of medians, ratios and targets. The load itself
+is ``load.py``'s and ``fanout.py``'s; this module only calls them.
+
+Exit status: 0 when the table was printed (missed targets included: it is a report), 2 when it could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import re
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import fanout
+import load
+from cli import run
+from rpc import LEGACY_VERSION, MODERN_VERSION, BenchError, JsonObject, SessionOptions
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+PYTHON = sys.executable
+READY = "Uvicorn running on "
+START_TIMEOUT = 90.0
+STOP_TIMEOUT = 10.0
+COMMAND_TIMEOUT = 300.0
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+ADD_ARGUMENTS: JsonObject = {"a": 1, "b": 2}
+ORM_TOOL = "list_orders"
+ORM_ARGUMENTS: JsonObject = {"limit": 20}
+EXTRA_TOOLS = 1000
+FANOUT_SESSIONS = 1000
+DEFAULT_REDIS = "redis://127.0.0.1:6379/15"
+SETTINGS_LINE = (
+    "from django.conf import settings; from django.db import connection; "
+    "print(f'DEBUG={settings.DEBUG}, CONN_MAX_AGE={connection.settings_dict[\"CONN_MAX_AGE\"]}')"
+)
+
+
+class Child:
+    """A child process whose merged output a thread reads: the last lines are kept for error messages, and the
+    first line containing ``marker`` is handed to ``wait_for``."""
+
+    def __init__(self, name: str, command: list[str], env: dict[str, str], marker: str) -> None:
+        self.name = name
+        self.marker = marker
+        self.tail: deque[str] = deque(maxlen=30)
+        self._marked: queue.Queue[str | None] = queue.Queue()
+        self.process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+        )
+        threading.Thread(target=self._read, name=f"{name}-output", daemon=True).start()
+
+    def _read(self) -> None:
+        found = False
+        for line in self.process.stdout or ():
+            self.tail.append(line.rstrip())
+            if not found and self.marker in line:
+                found = True
+                self._marked.put(line)
+        self._marked.put(None)
+
+    def wait_for(self, timeout: float) -> str:
+        """The marker line; BenchError if the process ends or `timeout` passes first."""
+        try:
+            line = self._marked.get(timeout=timeout)
+        except queue.Empty:
+            raise BenchError(f"{self.name}: no {self.marker!r} within {timeout:g}s{self.output()}") from None
+        if line is None:
+            raise BenchError(f"{self.name} exited ({self.process.wait()}){self.output()}")
+        return line
+
+    def output(self) -> str:
+        return "".join(f"\n  {line}" for line in self.tail)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        """Signal the process, then kill it if it has not ended within STOP_TIMEOUT."""
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(STOP_TIMEOUT)
+
+
+class Server(Child):
+    """One uvicorn worker on a free loopback port (port 0: uvicorn's start-up line names the port it got)."""
+
+    def __init__(self, name: str, app: str, env: dict[str, str], app_dir: str | None = None) -> None:
+        command = [PYTHON, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", "0", "--no-access-log"]
+        command += ["--lifespan", "off", "--log-level", "info", *(["--app-dir", app_dir] if app_dir else [])]
+        super().__init__(name, command, env, READY)
+        self.port = 0
+
+    def wait_ready(self, timeout: float) -> None:
+        found = re.search(r":(\d+)", self.wait_for(timeout).split(READY, 1)[1])
+        if found is None:
+            raise BenchError(f"{self.name}: no port in uvicorn's start-up line{self.output()}")
+        self.port = int(found.group(1))
+
+    def url(self, path: str) -> str:
+        scheme = "ws" if path.endswith(("/ws", "-ws")) else "http"
+        return f"{scheme}://127.0.0.1:{self.port}{path}"
+
+    def cpu_seconds(self) -> float:
+        """User plus system CPU time of the server process so far (fields 14 and 15 of /proc/PID/stat)."""
+        stat = Path(f"/proc/{self.process.pid}/stat").read_text()
+        fields = stat.rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One load.py or fanout.py run against one server."""
+
+    server: str
+    path: str
+    sessions: int
+    calls: int = 0
+    warmup: int = 0
+    modern: bool = False
+    method: str = "call"
+    tool: str = "add"
+    arguments: JsonObject = field(default_factory=lambda: dict(ADD_ARGUMENTS))
+    also: tuple[str, ...] = ()  # more servers a fan-out spreads its sessions over
+
+
+@dataclass
+class Sample:
+    """What one run measured; `failure` instead when it could not run."""
+
+    ops_per_s: float = 0.0
+    p50_ms: float = 0.0
+    p99_ms: float = 0.0
+    cpu_us_per_op: float = 0.0
+    errors: int = 0
+    missed: int = 0  # fan-out sessions that were not told
+    failure: str = ""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A budget: a ratio at least / at most `value`, or an absolute figure at most `value`."""
+
+    kind: str  # "ratio>=", "ratio<=", "max"
+    value: float
+    every_run: bool = False
+
+    def meets(self, figure: float) -> bool:
+        return figure >= self.value if self.kind == "ratio>=" else figure <= self.value
+
+    def text(self, unit: str) -> str:
+        if self.kind == "max":
+            return f"≤{self.value:g} {unit}"
+        sign = "≥" if self.kind == "ratio>=" else "≤"
+        return f"{sign}{self.value:g}x" + (", every run" if self.every_run else "")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: `ours` against `reference` (None for an absolute target) on `metric`."""
+
+    key: str
+    title: str
+    metric: str  # "ops/s", "p50 ms", "p99 ms", "µs/call"
+    ours: str
+    reference: str | None
+    target: Target | None
+
+
+@dataclass(frozen=True)
+class Scale:
+    reps: int
+    single: int
+    many: int
+    orm: int
+    listing: int
+
+
+def workloads(scale: Scale) -> dict[str, Workload]:
+    """Every measured configuration, by name; a row compares two of them (or judges one alone)."""
+
+    def add(server: str, path: str, sessions: int, modern: bool = False) -> Workload:
+        calls = scale.single if sessions == 1 else scale.many
+        return Workload(server, path, sessions, calls, warmup=max(5, 300 // sessions), modern=modern)
+
+    def orm(server: str, path: str) -> Workload:
+        return Workload(server, path, 32, scale.orm, warmup=3, tool=ORM_TOOL, arguments=dict(ORM_ARGUMENTS))
+
+    found: dict[str, Workload] = {}
+    for transport, ours, bare in (("ws", "/mcp/ws", "/mcp/ws"), ("http", "/mcp", "/mcp")):
+        for sessions in (1, 32):
+            found[f"add-{transport}-{sessions}"] = add("project", ours, sessions)
+            found[f"add-{transport}-{sessions}-bare"] = add("bare", bare, sessions)
+    for sessions in (1, 32):
+        found[f"add-modern-{sessions}"] = add("project", "/mcp", sessions, modern=True)
+        found[f"add-modern-{sessions}-bare"] = add("bare", "/mcp", sessions, modern=True)
+    found["add-ws-32-audit-off"] = replace(found["add-ws-32"], server="project-audit-off")
+    found["orm-ws"] = orm("project", "/mcp/ws")
+    found["orm-ws-bare"] = orm("bare", "/mcp/orm-ws")
+    found["orm-http"] = orm("project", "/mcp")
+    found["orm-http-bare"] = orm("bare", "/mcp/orm")
+    for transport, path in (("ws", "/mcp/ws"), ("http", "/mcp")):
+        found[f"list-{transport}"] = Workload("project-1000", path, 1, scale.listing, warmup=5, method="list")
+    found["fanout-1"] = Workload("fanout-a", "/mcp/ws", FANOUT_SESSIONS)
+    found["fanout-2"] = Workload("fanout-a", "/mcp/ws", FANOUT_SESSIONS, also=("fanout-b",))
+    return found
+
+
+AT_LEAST_06 = Target("ratio>=", 0.6)
+AT_LEAST_08 = Target("ratio>=", 0.8)
+WITHIN_2X = Target("ratio<=", 2)
+WITHIN_10 = Target("ratio>=", 0.9)
+ORM = f"{ORM_TOOL} (20 rows)"
+LISTING = f"tools/list, {EXTRA_TOOLS:,} tools, whole listing"
+FAN = f"list_changed to {FANOUT_SESSIONS:,} WebSocket sessions on Redis"
+ROWS = [
+    Row("add-ws", "add, WebSocket, 1 session", "ops/s", "add-ws-1", "add-ws-1-bare", None),
+    Row("add-ws", "add, WebSocket, 32 sessions", "ops/s", "add-ws-32", "add-ws-32-bare", Target("ratio>=", 0.6, True)),
+    Row("add-http", "add, HTTP legacy, 1 session", "ops/s", "add-http-1", "add-http-1-bare", AT_LEAST_08),
+    Row("add-http", "add, HTTP legacy, 32 sessions", "ops/s", "add-http-32", "add-http-32-bare", AT_LEAST_06),
+    Row("add-modern", "add, HTTP 2026-07-28, 1 session", "ops/s", "add-modern-1", "add-modern-1-bare", AT_LEAST_08),
+    Row("add-modern", "add, HTTP 2026-07-28, 32 sessions", "ops/s", "add-modern-32", "add-modern-32-bare", AT_LEAST_06),
+    Row("cpu", "server CPU per add, HTTP legacy, 32 sessions", "µs/call", "add-http-32", "add-http-32-bare", WITHIN_2X),
+    Row("orm", f"{ORM}, WebSocket, 32 sessions", "ops/s", "orm-ws", "orm-ws-bare", AT_LEAST_08),
+    Row("orm", f"{ORM}, HTTP legacy, 32 sessions", "ops/s", "orm-http", "orm-http-bare", AT_LEAST_08),
+    Row("list", f"{LISTING}, WebSocket", "p50 ms", "list-ws", None, Target("max", 3)),
+    Row("list", f"{LISTING}, HTTP legacy", "p50 ms", "list-http", None, Target("max", 5)),
+    Row("audit", "add, WebSocket, 32 sessions, audit on / off", "ops/s", "add-ws-32", "add-ws-32-audit-off", WITHIN_10),
+    Row("fanout", f"{FAN}, 1 worker", "p99 ms", "fanout-1", None, Target("max", 100)),
+    Row("fanout", f"{FAN}, 2 workers", "p99 ms", "fanout-2", None, Target("max", 150)),
+]  # fmt: skip
+ROW_KEYS = sorted({row.key for row in ROWS})
+
+
+@dataclass
+class Session:
+    """The servers and what the runs need to reach them."""
+
+    token: str
+    timeout: float
+    servers: dict[str, Server]
+    trigger: str = ""
+
+
+@dataclass
+class Databases:
+    """alice's token, the database files by use, and the settings that matter as every server runs them."""
+
+    token: str
+    files: dict[str, Path]
+    settings: str
+
+
+def build_databases(directory: Path, env: dict[str, str], lists: bool, fans: bool) -> Databases:
+    """The demo's database built with the demo's steps, and copies for the 1,000-tool listing and the fan-out
+    (which flips a tool on and off)."""
+    base = directory / "db.sqlite3"
+
+    def manage(*arguments: str, database: Path = base, script: str = "manage.py") -> str:
+        command = [PYTHON, script, *arguments]
+        done = subprocess.run(
+            command,
+            cwd=ROOT,
+            env={**env, "BENCH_DB": str(database)},
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+        )
+        if done.returncode:
+            raise BenchError(f"{shlex.join(command)} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+        return done.stdout
+
+    manage("migrate", "--noinput", "-v", "0")
+    manage("mcp_sync", "--enable")
+    manage("seed_demo")
+    token = manage("mcp_token", "create", "alice").strip().splitlines()[-1]
+    settings = manage("shell", "--no-imports", "-c", SETTINGS_LINE)
+    files = {"base": base}
+    if lists:
+        files["list"] = directory / "list.sqlite3"
+        shutil.copyfile(base, files["list"])
+        manage(str(EXTRA_TOOLS), database=files["list"], script=str(BENCH / "make_tools.py"))
+    if fans:
+        files["fanout"] = directory / "fanout.sqlite3"
+        shutil.copyfile(base, files["fanout"])
+    return Databases(token, files, settings.strip().splitlines()[-1])
+
+
+def server_plans(
+    needed: set[str], env: dict[str, str], files: dict[str, Path], redis_url: str
+) -> dict[str, tuple[str, dict[str, str], str | None]]:
+    """For each server a run needs: its application, environment and app dir."""
+    project = "project.asgi:application"
+    base = {**env, "BENCH_DB": str(files["base"])}
+    plans: dict[str, tuple[str, dict[str, str], str | None]] = {
+        "project": (project, base, None),
+        "project-audit-off": (project, {**base, "BENCH_AUDIT": "0"}, None),
+        "bare": ("baseline_orm:application", base, "bench"),
+    }
+    if "list" in files:
+        plans["project-1000"] = (project, {**env, "BENCH_DB": str(files["list"])}, None)
+    if "fanout" in files:
+        redis = {**env, "BENCH_DB": str(files["fanout"]), "REDIS_URL": redis_url, "BENCH_REDIS_NO_TIMEOUT": "1"}
+        plans["fanout-a"] = (project, redis, None)
+        plans["fanout-b"] = (project, redis, None)
+    return {name: plan for name, plan in plans.items() if name in needed}
+
+
+def measure(session: Session, workload: Workload, profile_to: Path | None = None) -> Sample:
+    """One run of `workload`, with the server's CPU time read around the measured phase."""
+    server = session.servers[workload.server]
+    version = MODERN_VERSION if workload.modern else LEGACY_VERSION
+    options = SessionOptions(
+        url=server.url(workload.path),
+        token=session.token,
+        protocol_version=version,
+        modern=workload.modern,
+        timeout=session.timeout,
+    )
+    try:
+        if workload.server.startswith("fanout"):
+            servers = [options, *(replace(options, url=session.servers[n].url(workload.path)) for n in workload.also)]
+            figures = run(fanout.measure(servers, workload.sessions, 50, session.trigger, "GO"))
+            missed = workload.sessions - figures["received"] if not figures["trigger_exit"] else workload.sessions
+            return Sample(p50_ms=figures["p50_ms"], p99_ms=figures["p99_ms"], missed=missed)
+        plan = load.Plan(
+            workload.method, workload.tool, workload.arguments, workload.warmup, workload.calls, session.timeout
+        )
+        cpu: list[float] = []
+        with profiled(server, profile_to):
+            figures = run(
+                load.measure(
+                    options,
+                    plan,
+                    workload.sessions,
+                    on_start=lambda: cpu.append(server.cpu_seconds()),
+                    on_end=lambda: cpu.append(server.cpu_seconds()),
+                )
+            )
+    except BenchError as exc:
+        return Sample(failure=str(exc).splitlines()[0][:120])
+    per_op = (cpu[1] - cpu[0]) * 1e6 / figures["ops"] if len(cpu) == 2 and figures["ops"] else 0.0
+    return Sample(figures["ops_per_s"], figures["p50_ms"], figures["p99_ms"], per_op, figures["errors"])
+
+
+@contextmanager
+def profiled(server: Server, path: Path | None) -> Iterator[None]:
+    """py-spy recording `server` for the duration of the block, written to `path` (nothing when None)."""
+    if path is None:
+        yield
+        return
+    command = [py_spy() or "py-spy", "record", "--pid", str(server.process.pid), "--rate", "200"]
+    command += ["--format", "speedscope", "--output", str(path), "--nonblocking"]
+    recorder = Child(f"py-spy {path.name}", command, dict(os.environ), "Sampling process")
+    try:
+        recorder.wait_for(30)
+        yield
+    finally:
+        # py-spy writes its file when interrupted.
+        recorder.stop(signal.SIGINT)
+    if recorder.process.returncode:
+        raise BenchError(f"py-spy ended with {recorder.process.returncode}{recorder.output()}")
+
+
+def py_spy() -> str | None:
+    beside = Path(PYTHON).parent / "py-spy"
+    return str(beside) if beside.exists() else shutil.which("py-spy")
+
+
+def median(values: Iterable[float]) -> float:
+    return statistics.median(list(values))
+
+
+def figure(sample: Sample, metric: str) -> float:
+    return {
+        "ops/s": sample.ops_per_s,
+        "p50 ms": sample.p50_ms,
+        "p99 ms": sample.p99_ms,
+        "µs/call": sample.cpu_us_per_op,
+    }[metric]
+
+
+UNITS = {"ops/s": "ops/s", "p50 ms": "ms p50", "p99 ms": "ms p99", "µs/call": "µs/call"}
+
+
+def number(value: float, metric: str) -> str:
+    if metric == "ops/s" or (metric == "µs/call" and value >= 100):
+        return f"{value:,.0f}"
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}"
+
+
+def cell(samples: list[Sample], metric: str) -> str:
+    """The median, the unit, then every run's figure in order."""
+    values = [figure(sample, metric) for sample in samples]
+    runs = " / ".join(number(value, metric) for value in values)
+    return f"{number(median(values), metric)} {UNITS[metric]}" + (f" ({runs})" if len(values) > 1 else "")
+
+
+def judge(row: Row, ours: list[Sample], reference: list[Sample] | None) -> list[str]:
+    """The row's cells after its title: ours, the reference, the ratio, the target and the verdict."""
+    failed = [sample.failure for sample in [*ours, *(reference or [])] if sample.failure]
+    target = row.target.text(UNITS[row.metric]) if row.target else "-"
+    if failed:
+        return ["-", "-", "-", target, f"could not run: {failed[0]}"]
+    ratios: list[float] = []
+    if reference is not None:
+        ratios = [
+            figure(a, row.metric) / (figure(b, row.metric) or float("nan"))
+            for a, b in zip(ours, reference, strict=True)
+        ]
+    judged = ratios if reference is not None else [figure(sample, row.metric) for sample in ours]
+    verdict = "(no target)"
+    if row.target is not None:
+        met = sum(row.target.meets(value) for value in judged)
+        ok = met == len(judged) if row.target.every_run else row.target.meets(median(judged))
+        verdict = ("met" if ok else "MISSED") + (f" ({met}/{len(judged)} runs)" if len(judged) > 1 else "")
+    errors = sum(sample.errors for sample in [*ours, *(reference or [])])
+    missed = sum(sample.missed for sample in ours)
+    if errors:
+        verdict += f", {errors} errors"
+    if missed:
+        verdict += f", MISSED: {missed} sessions not told"
+    ratio = "-"
+    if ratios:
+        runs = " / ".join(f"{value:.2f}" for value in ratios)
+        ratio = f"{median(ratios):.2f}x" + (f" ({runs})" if len(ratios) > 1 else "")
+    reference_cell = cell(reference, row.metric) if reference is not None else "-"
+    return [cell(ours, row.metric), reference_cell, ratio, target, verdict]
+
+
+HEADER = ["measurement", "this project: median (runs)", "reference: median (runs)", "ratio", "target", "result"]
+
+
+def table(lines: list[list[str]], markdown: bool) -> str:
+    if markdown:
+        rows = [HEADER, ["---"] * len(HEADER), *lines]
+        return "\n".join("| " + " | ".join(cells) + " |" for cells in rows)
+    widths = [max(len(cells[i]) for cells in [HEADER, *lines]) for i in range(len(HEADER))]
+    rule = "-+-".join("-" * width for width in widths)
+    render = [
+        " | ".join(text.ljust(width) for text, width in zip(cells, widths, strict=True)).rstrip() for cells in lines
+    ]
+    return "\n".join([" | ".join(h.ljust(w) for h, w in zip(HEADER, widths, strict=True)).rstrip(), rule, *render])
+
+
+def commit() -> str:
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True)
+    return (done.stdout.strip() or "unknown") + (" (uncommitted changes)" if dirty.stdout.strip() else "")
+
+
+def load_average() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def redis_reachable(url: str) -> None:
+    import redis
+
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2).ping()
+    except redis.RedisError as exc:
+        raise BenchError(f"--fanout needs Redis at {url}: {exc}") from exc
+
+
+def server_env() -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "DATABASE_URL")}
+    env.update(DJANGO_SETTINGS_MODULE="bench.settings_tmpdb", DJANGO_DEBUG="0", PYTHONDONTWRITEBYTECODE="1")
+    return env
+
+
+def start_servers(plans: dict[str, tuple[str, dict[str, str], str | None]], servers: dict[str, Server]) -> None:
+    """Start every server at once (each is added to `servers` as it starts), then wait for each to listen."""
+    for name, (app, env, app_dir) in plans.items():
+        servers[name] = Server(name, app, env, app_dir)
+    deadline = time.monotonic() + START_TIMEOUT
+    for server in servers.values():
+        server.wait_ready(max(0.1, deadline - time.monotonic()))
+
+
+def trigger_command(env: dict[str, str], files: dict[str, Path], redis_url: str) -> str:
+    """The fan-out trigger: flip_tool.py on the fan-out database and Redis, printing GO <monotonic ns>."""
+    variables = {
+        "DJANGO_SETTINGS_MODULE": env["DJANGO_SETTINGS_MODULE"],
+        "DJANGO_DEBUG": "0",
+        "BENCH_DB": str(files.get("fanout", "")),
+        "REDIS_URL": redis_url,
+    }
+    assignments = " ".join(f"{key}={shlex.quote(value)}" for key, value in variables.items())
+    return f"env {assignments} {shlex.quote(PYTHON)} {shlex.quote(str(BENCH / 'flip_tool.py'))} --warm"
+
+
+def run_suite(args: argparse.Namespace) -> int:
+    scale = Scale(args.reps, args.single, args.many, args.orm, args.listing)
+    rows = [row for row in ROWS if (row.key in args.only if args.only else row.key != "fanout" or args.fanout)]
+    configurations = workloads(scale)
+    order: list[str] = []
+    for row in rows:
+        for name in (row.ours, row.reference):
+            if name is not None and name not in order:
+                order.append(name)
+    needed = {configurations[name].server for name in order}
+    needed |= {also for name in order for also in configurations[name].also}
+    if args.profile is not None:
+        needed.add("project")
+        args.profile.mkdir(parents=True, exist_ok=True)
+        if py_spy() is None:
+            raise BenchError("--profile needs py-spy: .venv/bin/pip install py-spy")
+    fans = any(name.startswith("fanout") for name in needed)
+    if fans:
+        redis_reachable(args.redis_url)
+
+    print(f"commit {commit()}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load_average()}")
+    env = server_env()
+    servers: dict[str, Server] = {}
+    with tempfile.TemporaryDirectory(prefix="mcp-bench-") as directory:
+        try:
+            started = time.monotonic()
+            built = build_databases(Path(directory), env, "project-1000" in needed, fans)
+            start_servers(server_plans(needed, env, built.files, args.redis_url), servers)
+            print(
+                f"database and {len(servers)} servers ready in {time.monotonic() - started:.1f}s "
+                f"({built.settings} on every server)"
+            )
+            trigger = trigger_command(env, built.files, args.redis_url)
+            session = Session(built.token, args.timeout, servers, trigger)
+            samples: dict[str, list[Sample]] = {name: [] for name in order}
+            for rep in range(scale.reps):
+                for name in order:
+                    samples[name].append(measure(session, configurations[name]))
+                print(f"run {rep + 1}/{scale.reps} done, load average {load_average()}", flush=True)
+            if args.profile is not None:
+                for name in ("add-ws-32", "add-http-32"):
+                    # Extra runs, not in the table (py-spy slows the server); three times the calls for more samples.
+                    longer = replace(configurations[name], calls=configurations[name].calls * 3)
+                    profile = measure(session, longer, profile_to=args.profile / f"{name}.speedscope.json")
+                    if profile.failure:
+                        print(f"warning: no profile of {name}: {profile.failure}")
+                print(f"profiles of the project server during add at 32 sessions in {args.profile}/")
+        finally:
+            for server in servers.values():
+                server.stop()
+    lines = [
+        [row.title, *judge(row, samples[row.ours], samples[row.reference] if row.reference else None)] for row in rows
+    ]
+    print(f"load average after {load_average()}")
+    print(
+        f"{scale.reps} interleaved runs; calls per session: add {scale.single} (1 session) / {scale.many} "
+        f"(32 sessions), {ORM_TOOL} {scale.orm}, tools/list {scale.listing}; reference: bare Channels consumers "
+        "(bench/baseline_orm.py) unless the row names another"
+    )
+    print(table(lines, args.markdown))
+    return 0
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, help="runs of each measurement, interleaved (default 3; 1 with --quick)")
+    parser.add_argument("--quick", action="store_true", help="one run of each with a third of the calls")
+    parser.add_argument(
+        "--only", type=lambda text: set(text.split(",")), help=f"comma-separated rows: {','.join(ROW_KEYS)}"
+    )
+    parser.add_argument("--fanout", action="store_true", help="add the list_changed fan-out rows (needs Redis)")
+    parser.add_argument(
+        "--redis-url",
+        default=DEFAULT_REDIS,
+        help=f"Redis for the fan-out rows (default {DEFAULT_REDIS}, a database of its own)",
+    )
+    parser.add_argument("--profile", type=Path, metavar="DIR", help="py-spy profiles of the project during add-32")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument("--timeout", type=float, default=30.0, help="bound on every single wait, seconds")
+    parser.add_argument("--single", type=int, help="calls per session at 1 session (default 1500)")
+    parser.add_argument("--many", type=int, help="calls per session at 32 sessions (default 150)")
+    parser.add_argument("--orm", type=int, help=f"{ORM_TOOL} calls per session (default 40)")
+    parser.add_argument("--listing", type=int, help="whole tools/list listings (default 100)")
+    args = parser.parse_args(argv)
+    unknown = (args.only or set()) - set(ROW_KEYS)
+    if unknown:
+        parser.error(f"unknown rows {','.join(sorted(unknown))}; choose from {','.join(ROW_KEYS)}")
+    divisor = 3 if args.quick else 1
+    args.reps = args.reps or (1 if args.quick else 3)
+    args.single = args.single or 1500 // divisor
+    args.many = args.many or 150 // divisor
+    args.orm = args.orm or 40 // divisor
+    args.listing = args.listing or 100 // divisor
+    if min(args.reps, args.single, args.many, args.orm, args.listing) < 1:
+        parser.error("--reps and the call counts must be at least 1")
+    return args
+
+
+def stop_on_sigterm(signum: int, frame: Any) -> None:
+    # Unwinds through run_suite's finally, which stops the servers.
+    raise SystemExit(128 + signum)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, stop_on_sigterm)
+    try:
+        return run_suite(args)
+    except (BenchError, OSError, subprocess.SubprocessError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
