@@ -95,7 +95,19 @@ TEMPLATES = [
 if os.environ.get("DATABASE_URL"):
     DATABASES = {"default": database_from_url(os.environ["DATABASE_URL"])}
 else:
-    DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "db.sqlite3"}}
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": BASE_DIR / "db.sqlite3",
+            # Write-ahead logging: readers never wait for the writer, and a commit (every audit row is
+            # committed before its call is answered) costs no sync of the database file. IMMEDIATE makes a
+            # writer take the lock when its transaction starts, so two processes never deadlock upgrading.
+            "OPTIONS": {
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                "transaction_mode": "IMMEDIATE",
+            },
+        }
+    }
 # Channels calls close_old_connections() around every consumer message; with CONN_MAX_AGE=0 that
 # closes the connection and the next message reconnects. Persistent connections avoid that cost.
 DATABASES["default"]["CONN_MAX_AGE"] = 60
