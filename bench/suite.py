@@ -60,7 +60,9 @@ class Child:
     """A child process whose merged output a thread reads: the last lines are kept for error messages, and the
     first line containing ``marker`` is handed to ``wait_for``."""
 
-    def __init__(self, name: str, command: list[str], env: dict[str, str], marker: str) -> None:
+    def __init__(
+        self, name: str, command: list[str], env: dict[str, str], marker: str, cpus: set[int] | None = None
+    ) -> None:
         self.name = name
         self.marker = marker
         self.tail: deque[str] = deque(maxlen=30)
@@ -74,6 +76,8 @@ class Child:
             stderr=subprocess.STDOUT,
             text=True,
             errors="replace",
+            # Set in the child before it runs anything, so every thread it starts stays on these CPUs.
+            preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
         )
         threading.Thread(target=self._read, name=f"{name}-output", daemon=True).start()
 
@@ -113,10 +117,12 @@ class Child:
 class Server(Child):
     """One uvicorn worker on a free loopback port (port 0: uvicorn's start-up line names the port it got)."""
 
-    def __init__(self, name: str, app: str, env: dict[str, str], app_dir: str | None = None) -> None:
+    def __init__(
+        self, name: str, app: str, env: dict[str, str], app_dir: str | None = None, cpus: set[int] | None = None
+    ) -> None:
         command = [PYTHON, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", "0", "--no-access-log"]
         command += ["--lifespan", "off", "--log-level", "info", *(["--app-dir", app_dir] if app_dir else [])]
-        super().__init__(name, command, env, READY)
+        super().__init__(name, command, env, READY, cpus)
         self.port = 0
 
     def wait_ready(self, timeout: float) -> None:
@@ -496,10 +502,22 @@ def server_env() -> dict[str, str]:
     return env
 
 
-def start_servers(plans: dict[str, tuple[str, dict[str, str], str | None]], servers: dict[str, Server]) -> None:
-    """Start every server at once (each is added to `servers` as it starts), then wait for each to listen."""
+def pinning() -> tuple[set[int], set[int]] | None:
+    """(server CPUs, client CPUs): one CPU for the server under test and another for the clients, when the
+    machine has two or more. Left to the scheduler, a server and its client sometimes share a CPU and
+    sometimes not, which swings a bare consumer's throughput by 2-3x from run to run."""
+    available = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    return ({available[0]}, {available[1]}) if len(available) >= 2 else None
+
+
+def start_servers(
+    plans: dict[str, tuple[str, dict[str, str], str | None]], servers: dict[str, Server], cpus: set[int] | None
+) -> None:
+    """Start every server at once (each is added to `servers` as it starts), then wait for each to listen.
+
+    Servers run on ``cpus``, except the fan-out pair, which must be free to use a CPU each."""
     for name, (app, env, app_dir) in plans.items():
-        servers[name] = Server(name, app, env, app_dir)
+        servers[name] = Server(name, app, env, app_dir, None if name.startswith("fanout") else cpus)
     deadline = time.monotonic() + START_TIMEOUT
     for server in servers.values():
         server.wait_ready(max(0.1, deadline - time.monotonic()))
@@ -544,7 +562,11 @@ def run_suite(args: argparse.Namespace) -> int:
         try:
             started = time.monotonic()
             built = build_databases(Path(directory), env, "project-1000" in needed, fans)
-            start_servers(server_plans(needed, env, built.files, args.redis_url), servers)
+            pinned = pinning() if args.pin else None
+            start_servers(server_plans(needed, env, built.files, args.redis_url), servers, pinned and pinned[0])
+            if pinned is not None:
+                os.sched_setaffinity(0, pinned[1])
+                print(f"servers on CPU {sorted(pinned[0])}, clients on CPU {sorted(pinned[1])}")
             print(
                 f"database and {len(servers)} servers ready in {time.monotonic() - started:.1f}s "
                 f"({built.settings} on every server)"
@@ -595,6 +617,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--profile", type=Path, metavar="DIR", help="py-spy profiles of the project during add-32")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument(
+        "--no-pin", dest="pin", action="store_false", help="leave servers and clients to the scheduler's choice of CPU"
+    )
     parser.add_argument("--timeout", type=float, default=30.0, help="bound on every single wait, seconds")
     parser.add_argument("--single", type=int, help="calls per session at 1 session (default 1500)")
     parser.add_argument("--many", type=int, help="calls per session at 32 sessions (default 150)")

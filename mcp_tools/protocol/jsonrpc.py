@@ -60,10 +60,17 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+# One decoder for every message: json.loads with hooks would build a new one per call.
+_decoder = json.JSONDecoder(parse_float=_finite, parse_constant=_not_json)
+
+
 def parse(text: str | bytes) -> Any:
     """Decode strict JSON: NaN, Infinity and numbers out of float range are parse errors."""
     try:
-        return json.loads(text, parse_float=_finite, parse_constant=_not_json)
+        if isinstance(text, bytes):
+            # As json.loads reads bytes: UTF-8, -16 or -32 by their first bytes.
+            text = text.decode(json.detect_encoding(text), "surrogatepass")
+        return _decoder.decode(text)
     except RecursionError:
         raise InvalidRequest("Message nested too deeply") from None
     except (ValueError, UnicodeDecodeError):
