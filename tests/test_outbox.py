@@ -37,3 +37,38 @@ async def test_a_client_that_stops_reading_is_cut_off_past_the_limit_of_unsent_b
     assert outbox.closed and outbox.unsent == 0
     outbox.put({"late": True})  # nothing more is kept
     assert outbox.unsent == 0
+
+
+async def test_a_send_writes_from_its_own_task_when_nothing_waits_ahead() -> None:
+    writers: list[asyncio.Task[object] | None] = []
+
+    async def write(text: str) -> None:
+        writers.append(asyncio.current_task())
+
+    outbox = Outbox(write)
+    await outbox.send({"n": 0})
+
+    assert writers == [asyncio.current_task()]
+
+
+async def test_a_send_goes_behind_what_is_queued_and_what_is_put_meanwhile_goes_behind_it() -> None:
+    written: list[str] = []
+    release = asyncio.Event()
+
+    async def write(text: str) -> None:
+        if text == '{"n":"held"}':
+            await release.wait()
+        written.append(text)
+
+    outbox = Outbox(write)
+    outbox.put({"n": 0})
+    await outbox.send({"n": 1})  # queued behind the flush of n=0
+    await outbox.drain()
+    sending = asyncio.ensure_future(outbox.send({"n": "held"}))
+    await asyncio.sleep(0)  # the send is now writing, held
+    outbox.put({"n": 2})
+    release.set()
+    await asyncio.wait_for(sending, 5)
+    await asyncio.wait_for(outbox.drain(), 5)
+
+    assert written == ['{"n":0}', '{"n":1}', '{"n":"held"}', '{"n":2}']

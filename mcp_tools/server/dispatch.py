@@ -196,7 +196,11 @@ class Server:
             response = await self.handle(session, request)
         finally:
             session.in_flight.pop(request.id, None)
-        if response is not None:
+        if response is None:
+            return
+        if session.respond is not None:
+            await session.respond(response)
+        else:
             session.emit(response)
 
     # Single message entry (all transports) -----------------------------------------------------

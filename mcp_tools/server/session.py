@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +14,7 @@ from mcp_tools.tools.context import Context
 
 LIST_CHANGED = "notifications/tools/list_changed"
 Emit = Callable[[Any], None]
+Respond = Callable[[Any], Awaitable[None]]
 OnEnd = Callable[[str], object]
 
 
@@ -104,6 +105,9 @@ class Session(ListWatcher):
         self.user = user
         self.token = token
         self.emit = emit
+        # Where a finished request's response goes when its task can wait for the write itself (no task of
+        # the transport's own per response); None: through ``emit``.
+        self.respond: Respond | None = None
         self.session_id = session_id
         self.can_notify = can_notify
         self.revision: Revision | None = None

@@ -30,7 +30,8 @@ class Outbox:
     ) -> None:
         self._write = write
         self._queue: deque[str] = deque()
-        self._flushing: asyncio.Task[None] | None = None
+        # The write under way (a flush task, or a send's own write), which later messages queue behind.
+        self._flushing: asyncio.Future[None] | None = None
         self.closed = False
         self.unsent = 0  # bytes (as characters) queued and not yet written
         self.limit = limit
@@ -50,6 +51,25 @@ class Outbox:
             return
         if self._flushing is None:
             self._flushing = asyncio.ensure_future(self._flush())
+
+    async def send(self, message: Any) -> None:
+        """Write ``message`` from the calling task when nothing waits ahead of it (no flush task to start);
+        otherwise queue it behind what does."""
+        if self.closed or self._flushing is not None or self._queue:
+            self.put(message)
+            return
+        text = encode(message)
+        writing = self._flushing = asyncio.get_running_loop().create_future()
+        try:
+            await self._write(text)
+        except Exception:
+            self.closed = True
+            logger.debug("Dropping outgoing messages for a closed connection", exc_info=True)
+        finally:
+            self._flushing = None
+            writing.set_result(None)
+            if self._queue and not self.closed:
+                self._flushing = asyncio.ensure_future(self._flush())
 
     async def _flush(self) -> None:
         try:

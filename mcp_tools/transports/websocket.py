@@ -69,6 +69,7 @@ class MCPWebsocketConsumer(DirectDispatch, AsyncWebsocketConsumer):
             can_notify=True,
         )
         self.session.on_end = self.cut_off
+        self.session.respond = self.outbox.send
         await hub().add(self.session)
         offered = self.scope.get("subprotocols") or []
         await self.accept(SUBPROTOCOL if SUBPROTOCOL in offered else None)
