@@ -1,6 +1,8 @@
-"""The demo's settings on a throwaway SQLite file, for benchmark runs that must not touch db.sqlite3.
+"""The demo's settings on a throwaway database, for benchmark runs that must not touch db.sqlite3.
 
     BENCH_DB=/tmp/mcp-bench/db.sqlite3 DJANGO_SETTINGS_MODULE=bench.settings_tmpdb DJANGO_DEBUG=0 ...
+
+With DATABASE_URL (PostgreSQL) the database is the URL's and BENCH_DB is not needed.
 
 Optional: BENCH_PAGE_SIZE (tools/list page size), BENCH_AUDIT=0 (MCP_TOOLS["AUDIT"] off),
 BENCH_REDIS_NO_TIMEOUT=1 (no socket read timeout on the Redis channel layer; needs REDIS_URL).
@@ -11,7 +13,8 @@ import os
 from project.settings import *  # noqa: F403
 from project.settings import DATABASES, MCP_TOOLS
 
-DATABASES["default"]["NAME"] = os.environ["BENCH_DB"]
+if not os.environ.get("DATABASE_URL"):
+    DATABASES["default"]["NAME"] = os.environ["BENCH_DB"]
 if os.environ.get("BENCH_PAGE_SIZE"):
     MCP_TOOLS = {**MCP_TOOLS, "PAGE_SIZE": int(os.environ["BENCH_PAGE_SIZE"])}
 if os.environ.get("BENCH_AUDIT", "1") == "0":
