@@ -35,6 +35,9 @@ START_CHARS = 64
 MIN_ARGUMENT_BYTES = 512
 # NUL and unpaired surrogates are valid in JSON strings but no database column can hold them.
 UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+# The same characters as ``compact`` writes them (every non-ASCII character escaped, hex in lower case); a
+# surrogate pair of a character beyond U+FFFF matches too and takes the longer way.
+ESCAPED_UNSTORABLE = re.compile(r"\\u0000|\\ud[89a-f]")
 SEPARATORS = re.compile("[^0-9a-zA-Z]+")
 KNOWN_NAMES = 4096
 
@@ -125,10 +128,28 @@ def whole(arguments: Any) -> Any:
     value = arguments if isinstance(arguments, dict) else {"_": arguments}
     limit = argument_limit()
     # The C encoder sizes even the largest message (MAX_MESSAGE_BYTES) in about the time it took to parse.
-    if len(compact(value)) > limit:
+    text = compact(value)
+    if len(text) > limit:
         return None
-    kept = storable(redact(value, secret_names()))
+    is_secret = secret_names()
+    # Most arguments hold no secret key and no character a database refuses: kept as they are.
+    if not ESCAPED_UNSTORABLE.search(text) and not _has_secret_key(value, is_secret):
+        return value
+    kept = storable(redact(value, is_secret))
     return kept if len(compact(kept)) <= limit else None
+
+
+def _has_secret_key(value: Any, is_secret: SecretNames) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if any(is_secret(key) for key in item):
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def truncated(arguments: Any, parameters: Collection[str] = ()) -> dict[str, Any]:
