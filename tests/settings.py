@@ -105,12 +105,11 @@ if os.environ.get("MCP_TEST_CHANNEL_LAYER") == "redis":
         "KEY_PREFIX": REDIS_PREFIX,
     }
 
-# Audit rows are written before each answer, so tests can read them at once; sessions are pruned only
-# where a test asks for it, so that no prune outlives the test that started it. Denied calls are counted
-# only where a test asks for it, with counters of its own: tests reuse user ids within the same minute.
+# Sessions are pruned only where a test asks for it, so that no prune outlives the test that started it.
+# Denied calls are counted only where a test asks for it, with counters of its own: tests reuse user ids
+# within the same minute.
 MCP_TOOLS: dict[str, object] = {
     "PAGE_SIZE": 5,
-    "AUDIT_FLUSH_SECONDS": 0,
     "TOKEN_CACHE_SECONDS": 0,
     "SESSION_PRUNE_SECONDS": 0,
     "DENIED_RATE": None,

@@ -13,6 +13,7 @@ Run as ``python -m tests.live.mutate ACTION ARG...`` with the site's environment
 - ``oauth-expires-in SECRET SECONDS``: the OAuth token's expiry is saved SECONDS from now
 - ``introspector-oauth NAME``: a confidential client that may introspect tokens (prints [client_id, secret])
 - ``last-call TOOL``: the newest audit row of TOOL (read only): username, client, token id, outcome
+- ``ok-calls TOOL``: the arguments of every audit row of TOOL whose outcome is ok (read only)
 """
 
 from __future__ import annotations
@@ -65,6 +66,10 @@ def run(action: str, *args: str) -> Any:
         call = ToolCall.objects.filter(tool_name=args[0]).order_by("-pk").first()
         assert call is not None, f"no call of {args[0]} was recorded"
         return {"username": call.username, "client": call.client, "token": call.token_id, "outcome": call.outcome}
+    elif action == "ok-calls":
+        from mcp_tools.models import ToolCall
+
+        return list(ToolCall.objects.filter(tool_name=args[0], outcome="ok").values_list("arguments", flat=True))
     else:
         raise SystemExit(f"Unknown action {action!r}")
     return None
@@ -117,6 +122,10 @@ def oauth(action: str, *args: str) -> Any:
         token.expires = timezone.now() + timedelta(seconds=float(args[1]))
         token.save()
         return token.expires.isoformat()
+    elif action == "ok-calls":
+        from mcp_tools.models import ToolCall
+
+        return list(ToolCall.objects.filter(tool_name=args[0], outcome="ok").values_list("arguments", flat=True))
     else:
         raise SystemExit(f"Unknown action {action!r}")
     return None
