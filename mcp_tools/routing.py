@@ -7,13 +7,16 @@ from typing import Any
 from channels.auth import AuthMiddlewareStack
 from django.urls import path
 
+from mcp_tools.transports.health import HealthConsumer
 from mcp_tools.transports.http import MCPHttpConsumer
 from mcp_tools.transports.websocket import MCPWebsocketConsumer
 
 websocket_urlpatterns: list[Any] = [
     path("mcp/ws", MCPWebsocketConsumer.as_asgi()),
 ]
-# The HTTP endpoint brings its own session middleware so that the site's other HTTP routes need none.
+# The HTTP endpoint brings its own session middleware so that the site's other HTTP routes need none; the
+# health check needs no user.
 http_urlpatterns: list[Any] = [
+    path("mcp/health", HealthConsumer.as_asgi()),
     path("mcp", AuthMiddlewareStack(MCPHttpConsumer.as_asgi())),
 ]
