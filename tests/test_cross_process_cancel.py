@@ -15,35 +15,15 @@ import pytest
 
 from mcp_tools.exceptions import INVALID_REQUEST
 from tests.live.asgi_http import request
-from tests.live.legacy_http import TIMEOUT, LegacySession, legacy_session
+from tests.live.legacy_http import LegacySession, first_step, legacy_session, stream_end
 from tests.live.servers import ServerProcess
 from tests.live.sites import Site
-from tests.live.sse import EventReader
 
 pytest_plugins = ["tests.live.fixtures"]
 pytestmark = pytest.mark.live
 
-PROGRESS = "notifications/progress"
 SESSION_NOT_FOUND = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": "Session not found"}}
 OPENED = {"content": [{"type": "text", "text": "opened"}], "isError": False}
-
-
-async def first_step(reader: EventReader, request_id: Any) -> None:
-    """Wait for the call's first progress report: from then on it is running in its process."""
-    progress = await asyncio.wait_for(reader.message(), TIMEOUT)
-    assert progress["method"] == PROGRESS, progress
-    assert progress["params"]["progressToken"] == f"progress-{request_id}"
-
-
-async def ended_unanswered(reader: EventReader) -> list[Any]:
-    """The messages left on a stream until the server ends it (none, for a cancelled call)."""
-    left: list[Any] = []
-    async with asyncio.timeout(TIMEOUT):
-        while True:
-            try:
-                left.append(await reader.message())
-            except StopAsyncIteration:
-                return left
 
 
 async def open_gate(session: LegacySession, server: ServerProcess) -> dict[str, Any]:
@@ -65,7 +45,7 @@ async def test_a_call_running_on_one_process_is_cancelled_through_the_other(
         async with session.call_stream(a, 11, "slow_count", {"steps": 1}) as running:
             await first_step(running, 11)
             cancelled = await session.cancel(b, 11)
-            left = await ended_unanswered(running)
+            left = await stream_end(running)
         # The session goes on, on either process.
         listed = await session.post(a, request(12, "tools/list"))
 
@@ -85,8 +65,8 @@ async def test_deleting_a_session_through_one_process_cancels_its_calls_and_stre
     ):
         await first_step(running, 21)
         deleted = await session.delete(b)
-        call_left = await ended_unanswered(running)
-        stream_left = await ended_unanswered(get_stream)
+        call_left = await stream_end(running)
+        stream_left = await stream_end(get_stream)
         after = await session.post(a, request(22, "tools/list"))
 
     assert deleted.status_code == 200
@@ -109,7 +89,7 @@ async def test_another_user_can_neither_cancel_nor_delete_a_session_through_the_
             # Had either reached process A, the call would have ended before the gate opened (events of one
             # group arrive in order); instead it finishes with its result.
             opened = await open_gate(session, a)
-            left = await ended_unanswered(running)
+            left = await stream_end(running)
         await intruder.aclose()
 
     assert (cancel.status_code, cancel.json()) == (404, SESSION_NOT_FOUND)

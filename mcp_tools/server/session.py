@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_tools.access import permissions
+from mcp_tools.access.concurrency import SessionCalls
 from mcp_tools.protocol.jsonrpc import RequestId, notification
 from mcp_tools.protocol.versions import SUBSCRIPTION_ID_META, Revision
 from mcp_tools.tools.context import Context
@@ -124,6 +125,7 @@ class Session(ListWatcher):
         self.client_info: dict[str, Any] = {}
         self.on_end: OnEnd | None = None  # set by transports that can cut the connection off
         self.cancel_elsewhere: CancelElsewhere | None = None  # set where requests may run in other processes
+        self.shared_calls: SessionCalls | None = None  # counts calls in every process, where they may run there
         self.in_flight: dict[RequestId, InFlight] = {}
         self.batched_calls = 0  # tools/call members of a batch now running (in_flight holds spawned requests only)
         self.listens: dict[RequestId, Listen] = {}

@@ -26,6 +26,7 @@ from channels.db import database_sync_to_async
 from django.db.models import Q
 from django.utils import timezone
 
+from mcp_tools.access import concurrency
 from mcp_tools.conf import mcp_settings
 from mcp_tools.notify.events import channel_layer, group_name
 from mcp_tools.notify.hub import cross_process, hub, on_event
@@ -195,6 +196,8 @@ class SessionStore:
         # request run by another process is cancelled there.
         session.in_flight = self._in_flight.setdefault(record.id, {})
         session.cancel_elsewhere = partial(self.cancel_elsewhere, record.id)
+        if concurrency.shared():
+            session.shared_calls = concurrency.SessionCalls(record.id)
         return session
 
     def release(self, session: Session) -> None:

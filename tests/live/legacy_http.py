@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -14,6 +15,7 @@ from tests.live.sse import EventReader
 
 TIMEOUT = 10
 LATEST = "2025-11-25"
+PROGRESS = "notifications/progress"
 
 
 class LegacySession:
@@ -74,3 +76,21 @@ async def legacy_session(token: str, server: ServerProcess) -> AsyncIterator[Leg
         yield session
     finally:
         await session.aclose()
+
+
+async def first_step(reader: EventReader, request_id: Any) -> None:
+    """Wait for the call's first progress report: from then on it is running in its process."""
+    progress = await asyncio.wait_for(reader.message(), TIMEOUT)
+    assert progress["method"] == PROGRESS, progress
+    assert progress["params"]["progressToken"] == f"progress-{request_id}"
+
+
+async def stream_end(reader: EventReader) -> list[Any]:
+    """The messages left on a stream until the server ends it (none for a cancelled call or ended stream)."""
+    left: list[Any] = []
+    async with asyncio.timeout(TIMEOUT):
+        while True:
+            try:
+                left.append(await reader.message())
+            except StopAsyncIteration:
+                return left

@@ -5,7 +5,8 @@ Run as ``python -m tests.live.mutate ACTION ARG...`` with the site's environment
 - ``restrict TOOL USER``: the tool is granted to USER only (no longer to everyone).
 - ``ungrant TOOL USER`` / ``disable TOOL`` / ``enable TOOL``
 - ``user NAME``: create an active user; ``deactivate NAME``
-- ``issue USER``: a new token for USER (prints the secret); ``revoke SECRET``: delete that token
+- ``issue USER``: a new token for USER (prints the secret); ``revoke SECRET``: delete that token;
+  ``token-id SECRET``: its primary key
 - ``expire SECRET``: the token's expiry is saved one minute in the past
 - ``issue-oauth USER RESOURCE``: a django-oauth-toolkit access token for USER, issued for RESOURCE with scope
   ``mcp`` (prints the secret); ``revoke-oauth SECRET``: delete that token
@@ -52,6 +53,8 @@ def run(action: str, *args: str) -> Any:
         user.save()
     elif action == "issue":
         return AccessToken.objects.issue(users.get(username=args[0]), name="freshness")[1]
+    elif action == "token-id":
+        return AccessToken.objects.get(digest=hash_token(args[0])).pk
     elif action == "revoke":
         AccessToken.objects.get(digest=hash_token(args[0])).delete()
     elif action == "expire":
