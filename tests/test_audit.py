@@ -559,6 +559,33 @@ class TestBatching:
         assert [r["tool_name"] for r in await db_call(rows)] == ["kept", "abandoned"]
         assert waiting.cancelled()
 
+    async def test_with_a_flush_delay_rows_wait_off_the_response_path_until_flushed(self, tools, user, settings):
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_SECONDS": 3600}
+        wire = await connected(user)
+
+        await wire.call("add", {"a": 1, "b": 2})
+        before = await db_call(rows)
+        await audit_log().flush()
+
+        assert (before, [r["outcome"] for r in await db_call(rows)]) == ([], ["ok"])
+
+    async def test_with_a_flush_delay_rows_are_written_once_it_passes(self, tools, user, settings, monkeypatch):
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_SECONDS": 0.05}
+        written = threading.Event()
+        original = audit_module._insert
+
+        def insert(batch: list[dict[str, Any]]) -> None:
+            original(batch)
+            written.set()
+
+        monkeypatch.setattr(audit_module, "_insert", insert)
+        wire = await connected(user)
+
+        await wire.call("add", {"a": 1, "b": 2})
+
+        assert await asyncio.to_thread(written.wait, TIMEOUT)
+        assert [r["outcome"] for r in await db_call(rows)] == ["ok"]
+
     async def test_a_row_whose_token_was_deleted_does_not_cost_the_rest_of_its_batch(
         self, user, token, django_user_model
     ):

@@ -1,8 +1,10 @@
-"""The audit trail: one ToolCall row per tools/call, committed before the call is answered.
+"""The audit trail: one ToolCall row per tools/call, committed before the call is answered by default.
 
 A call waits for its own row; the rows of calls finishing while a write is under way go together in the
 next insert (a group commit), so under load one write serves many calls and alone it serves one. A worker
-process killed at any moment has lost no row of a call it answered.
+process killed at any moment has lost no row of a call it answered. ``AUDIT_FLUSH_SECONDS`` trades that
+for speed: rows then wait off the response path for up to that long (or a full batch), and the rows
+waiting when a process is killed are lost.
 """
 
 from __future__ import annotations
@@ -29,23 +31,39 @@ class AuditLog:
     def __init__(self) -> None:
         self.pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
         self._writer: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
 
     async def record(self, **row: Any) -> None:
-        """Store one row; returns once it is committed (or its write failed, which is logged)."""
+        """Store one row; returns once it is committed (or its write failed, which is logged), unless
+        AUDIT_FLUSH_SECONDS lets it wait."""
         if not mcp_settings.AUDIT:
             return
         row.setdefault("created_at", timezone.now())
         written = asyncio.get_running_loop().create_future()
         self.pending.append(({k: storable(v) if isinstance(v, str) else v for k, v in row.items()}, written))
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.ensure_future(self._write_pending())
-        # A caller cancelled while it waits stops waiting; its row is written all the same.
-        await asyncio.shield(written)
+        delay = float(mcp_settings.AUDIT_FLUSH_SECONDS or 0)
+        if delay <= 0:
+            self._write_soon()
+            # A caller cancelled while it waits stops waiting; its row is written all the same.
+            await asyncio.shield(written)
+        elif len(self.pending) >= int(mcp_settings.AUDIT_BATCH_SIZE):
+            self._write_soon()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(delay, self._write_soon)
 
     async def flush(self) -> None:
-        """Wait until every row recorded so far is written."""
+        """Write every row recorded so far; returns once they are written."""
+        if self.pending:
+            self._write_soon()
         if self._writer is not None and not self._writer.done():
             await asyncio.shield(self._writer)
+
+    def _write_soon(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.ensure_future(self._write_pending())
 
     async def _write_pending(self) -> None:
         while self.pending:
