@@ -265,7 +265,8 @@ def check_rate_limit_cache(app_configs: Any = None, **kwargs: Any) -> list[check
     alias, backend = concurrency.cache_alias(), concurrency.cache_backend()
     return [
         checks.Warning(
-            f"Rate limits count in the {alias!r} cache, which is {backend.rsplit('.', 1)[-1]}: "
+            "Rate limits and a legacy HTTP session's concurrent calls count in the "
+            f"{alias!r} cache, which is {backend.rsplit('.', 1)[-1]}: "
             "each worker process counts on its own, so limits do not hold across processes.",
             hint="Use a shared cache (Redis or Memcached) for the cache RATELIMIT_USE_CACHE names.",
             id="mcp_tools.W003",
