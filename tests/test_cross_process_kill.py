@@ -1,9 +1,9 @@
 """A worker process killed with SIGKILL under load: two uvicorn processes share PostgreSQL and Redis.
 
-Clients run legacy HTTP sessions, half opened on each process, calling ``add`` with arguments of their
-own. Once enough calls were answered by process A, it is killed; its clients carry on with the same
-sessions on process B, and B's own clients never notice. Afterwards every call that was answered has
-its audit row committed (the row is the call's write, committed before its answer).
+Clients run legacy HTTP sessions, half opened on each process, calling the model-query tool
+``account_create`` with names of their own. Once enough calls were answered by process A, it is killed;
+its clients carry on with the same sessions on process B, and B's own clients never notice. Afterwards
+every call that was answered has its account committed and its audit row recorded.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 import pytest
@@ -31,30 +32,42 @@ LOAD_TIMEOUT = 30
 
 @dataclass
 class Load:
-    """What the clients saw: the (client, call) pairs answered, and when process A has answered enough."""
+    """What the clients saw: the accounts their answered calls created, and when process A has answered enough."""
 
-    answered: list[tuple[int, int]] = field(default_factory=list)
+    answered: list[str] = field(default_factory=list)  # names of the accounts the calls created
     answered_by_a: int = 0
     enough_on_a: asyncio.Event = field(default_factory=asyncio.Event)
     killed: asyncio.Event = field(default_factory=asyncio.Event)
     moved: set[int] = field(default_factory=set)  # clients that went on with their session on B
 
 
+async def mutate(site: Site, *args: str) -> Any:
+    completed = await asyncio.to_thread(site.run, *args)
+    return json.loads(completed.stdout)
+
+
 async def run_client(index: int, session: LegacySession, home: ServerProcess, other: ServerProcess, load: Load):
     server, after_kill, call = home, 0, 0
     while after_kill < CALLS_AFTER_KILL:
         call += 1
-        message = request(call, "tools/call", {"name": "add", "arguments": {"a": index, "b": call}})
+        name = f"killed-{index}-{call}"
+        message = request(
+            call, "tools/call", {"name": "account_create", "arguments": {"name": name, "tenant": "north"}}
+        )
         try:
             reply = await session.post(server, message)
         except httpx.TransportError:
-            assert server is home and load.killed.is_set(), f"client {index} lost {server!r}"
+            # Only the killed process may drop a connection, and only once it is being killed.
+            assert server is home and home.name == "a" and load.killed.is_set(), f"client {index} lost {server!r}"
             server = other
             load.moved.add(index)
             continue
         assert reply.status_code == 200, reply.text
-        assert reply.json()["result"]["structuredContent"] == {"result": index + call}
-        load.answered.append((index, call))
+        result = reply.json()["result"]
+        assert result["isError"] is False, result
+        [created] = result["structuredContent"]["results"]
+        assert created["name"] == name
+        load.answered.append(name)
         if server is home and home.name == "a":
             load.answered_by_a += 1
             if load.answered_by_a >= ANSWERED_BEFORE_KILL:
@@ -67,6 +80,7 @@ async def test_killing_a_worker_mid_load_loses_no_answered_call_and_its_sessions
     uvicorn_pair: tuple[ServerProcess, ServerProcess], shared_site: Site
 ):
     a, b = uvicorn_pair
+    await mutate(shared_site, "-m", "tests.live.query_data")
     load = Load()
     homes = [(a, b)] * CLIENTS_PER_PROCESS + [(b, a)] * CLIENTS_PER_PROCESS
     sessions = [LegacySession(shared_site.seeded.token) for _ in homes]
@@ -78,7 +92,12 @@ async def test_killing_a_worker_mid_load_loses_no_answered_call_and_its_sessions
                 asyncio.ensure_future(run_client(i, session, home, other, load))
                 for i, (session, (home, other)) in enumerate(zip(sessions, homes, strict=True))
             ]
-            await load.enough_on_a.wait()
+            # A client that fails before A has answered enough ends the wait with its error.
+            enough = asyncio.ensure_future(load.enough_on_a.wait())
+            await asyncio.wait([enough, *clients], return_when=asyncio.FIRST_COMPLETED)
+            for client in clients:
+                if client.done():
+                    client.result()
             assert a.process is not None
             load.killed.set()  # first: a client may see the connection drop before kill() returns
             a.process.kill()
@@ -88,8 +107,11 @@ async def test_killing_a_worker_mid_load_loses_no_answered_call_and_its_sessions
         for session in sessions:
             await session.aclose()
 
-    completed = await asyncio.to_thread(shared_site.run, "-m", "tests.live.mutate", "ok-calls", "add")
-    recorded = {(row["a"], row["b"]) for row in json.loads(completed.stdout)}
+    audited = {
+        row["name"] for row in await mutate(shared_site, "-m", "tests.live.mutate", "ok-calls", "account_create")
+    }
+    committed = set(await mutate(shared_site, "-m", "tests.live.mutate", "account-names"))
     assert load.answered_by_a >= ANSWERED_BEFORE_KILL
-    assert set(load.answered) <= recorded
+    assert set(load.answered) <= committed
+    assert set(load.answered) <= audited
     assert load.moved == set(range(CLIENTS_PER_PROCESS))

@@ -15,6 +15,7 @@ Run as ``python -m tests.live.mutate ACTION ARG...`` with the site's environment
 - ``introspector-oauth NAME``: a confidential client that may introspect tokens (prints [client_id, secret])
 - ``last-call TOOL``: the newest audit row of TOOL (read only): username, client, token id, outcome
 - ``ok-calls TOOL``: the arguments of every audit row of TOOL whose outcome is ok (read only)
+- ``account-names``: the name of every ``testapp.Account`` (read only)
 """
 
 from __future__ import annotations
@@ -73,6 +74,10 @@ def run(action: str, *args: str) -> Any:
         from mcp_tools.models import ToolCall
 
         return list(ToolCall.objects.filter(tool_name=args[0], outcome="ok").values_list("arguments", flat=True))
+    elif action == "account-names":
+        from tests.testapp.models import Account
+
+        return list(Account.objects.values_list("name", flat=True))
     else:
         raise SystemExit(f"Unknown action {action!r}")
     return None
@@ -129,6 +134,10 @@ def oauth(action: str, *args: str) -> Any:
         from mcp_tools.models import ToolCall
 
         return list(ToolCall.objects.filter(tool_name=args[0], outcome="ok").values_list("arguments", flat=True))
+    elif action == "account-names":
+        from tests.testapp.models import Account
+
+        return list(Account.objects.values_list("name", flat=True))
     else:
         raise SystemExit(f"Unknown action {action!r}")
     return None
