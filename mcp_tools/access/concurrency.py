@@ -5,12 +5,14 @@ they all look: one counter per session in the cache django-ratelimit uses (``RAT
 raised atomically when a call starts and lowered when it ends. A worker killed mid-call never lowers it,
 so every start renews the counter's expiry to the call's time limit plus ``MARGIN_SECONDS``: a killed
 worker's calls stop counting once the session has started no call for that long. With a cache of one
-process (local memory, dummy) each process counts on its own, as it does for the other transports.
+process (local memory, dummy) each process counts on its own, as it does for the other transports, and
+so it does while the shared cache cannot be reached (the failure is logged; calls go on).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -21,6 +23,7 @@ PROCESS_LOCAL_CACHES = (
     "django.core.cache.backends.locmem.LocMemCache",
     "django.core.cache.backends.dummy.DummyCache",
 )
+logger = logging.getLogger("mcp_tools")
 PREFIX = "mcp_tools.calls."
 MARGIN_SECONDS = 60.0
 
@@ -45,13 +48,21 @@ class SessionCalls:
     def __init__(self, session_id: str) -> None:
         self.key = PREFIX + session_id
 
-    async def take(self, limit: int, seconds: float) -> bool:
-        """Count one more call that may run ``seconds``; False (and nothing counted) when ``limit`` are running."""
-        # The cache may be Redis: keep its round trips off the event loop.
-        return bool(await sync_to_async(_take, thread_sensitive=False)(self.key, limit, seconds + MARGIN_SECONDS))
+    async def take(self, limit: int, seconds: float) -> bool | None:
+        """Count one more call that may run ``seconds``: True once counted, False (nothing counted) when
+        ``limit`` are running, None when the cache cannot be reached (nothing counted either)."""
+        try:
+            # The cache may be Redis: keep its round trips off the event loop.
+            return bool(await sync_to_async(_take, thread_sensitive=False)(self.key, limit, seconds + MARGIN_SECONDS))
+        except Exception:
+            logger.warning("Could not count a call in the shared cache; counting in this process only", exc_info=True)
+            return None
 
     async def give_back(self) -> None:
-        await sync_to_async(_give_back, thread_sensitive=False)(self.key)
+        try:
+            await sync_to_async(_give_back, thread_sensitive=False)(self.key)
+        except Exception:
+            logger.warning("Could not uncount a call in the shared cache; it expires there", exc_info=True)
 
 
 def _cache() -> BaseCache:

@@ -157,13 +157,15 @@ class Call:
         shared = self.session.shared_calls
         if shared is None:
             return await self.run_counted(entry, arguments)
-        # The session's calls in other worker processes count too.
-        if not await shared.take(limit, self.time_limit(entry)):
+        # The session's calls in other worker processes count too (while the shared cache answers).
+        taken = await shared.take(limit, self.time_limit(entry))
+        if taken is False:
             raise Refused(Outcome.ERROR, too_many_calls())
         try:
             return await self.run_counted(entry, arguments)
         finally:
-            await asyncio.shield(shared.give_back())
+            if taken:
+                await asyncio.shield(shared.give_back())
 
     async def run_counted(self, entry: Entry, arguments: dict[str, Any]) -> CallResult:
         if self.own_entry() is not None:
