@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core import checks
 from django.utils.module_loading import import_string
 
+from mcp_tools.access import concurrency
 from mcp_tools.conf import DEFAULTS, IMPORT_STRINGS, SETTING_NAME, mcp_settings
 from mcp_tools.transports.origins import is_origin_pattern
 from mcp_tools.validators import RATE_RE
@@ -30,10 +31,6 @@ POSITIVE_INTS = (
 RATES = ("DEFAULT_RATE", "DENIED_RATE", "OAUTH_REGISTRATION_RATE")
 # Seconds: positive numbers (None where the default derives them from another setting).
 POSITIVE_SECONDS = ("FRESHNESS_SECONDS", "POLL_SECONDS", "SAFETY_POLL_SECONDS", "STDIO_POLL_SECONDS")
-PROCESS_LOCAL_CACHES = (
-    "django.core.cache.backends.locmem.LocMemCache",
-    "django.core.cache.backends.dummy.DummyCache",
-)
 
 
 @checks.register(checks.Tags.compatibility)
@@ -263,13 +260,13 @@ def _secret_field_warning(tool: str, allow_list: str, path: str) -> checks.Check
 
 @checks.register(checks.Tags.caches, deploy=True)
 def check_rate_limit_cache(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    alias = getattr(settings, "RATELIMIT_USE_CACHE", "default")
-    backend = (getattr(settings, "CACHES", {}) or {}).get(alias, {}).get("BACKEND", "")
-    if backend not in PROCESS_LOCAL_CACHES:
+    if concurrency.shared():
         return []
+    alias, backend = concurrency.cache_alias(), concurrency.cache_backend()
     return [
         checks.Warning(
-            f"Rate limits count in the {alias!r} cache, which is {backend.rsplit('.', 1)[-1]}: "
+            "Rate limits and a legacy HTTP session's concurrent calls count in the "
+            f"{alias!r} cache, which is {backend.rsplit('.', 1)[-1]}: "
             "each worker process counts on its own, so limits do not hold across processes.",
             hint="Use a shared cache (Redis or Memcached) for the cache RATELIMIT_USE_CACHE names.",
             id="mcp_tools.W003",

@@ -66,7 +66,7 @@ DEFAULTS: dict[str, Any] = {
     "AUDIT_REDACT": ["password", "token", "secret", "api_key", "authorization", "cookie"],
     "AUDIT_MAX_ARGUMENT_BYTES": 10_000,
     "AUDIT_RETENTION_DAYS": 90,
-    "AUDIT_FLUSH_SECONDS": 0.5,
+    "AUDIT_FLUSH_SECONDS": None,  # None: each row is committed before its call is answered
     "AUDIT_BATCH_SIZE": 200,
     # Authentication: DRF authentication classes (dotted paths) tried after MCP tokens
     "AUTHENTICATION_CLASSES": [],

@@ -105,12 +105,11 @@ if os.environ.get("MCP_TEST_CHANNEL_LAYER") == "redis":
         "KEY_PREFIX": REDIS_PREFIX,
     }
 
-# Audit rows are written before each answer, so tests can read them at once; sessions are pruned only
-# where a test asks for it, so that no prune outlives the test that started it. Denied calls are counted
-# only where a test asks for it, with counters of its own: tests reuse user ids within the same minute.
+# Sessions are pruned only where a test asks for it, so that no prune outlives the test that started it.
+# Denied calls are counted only where a test asks for it, with counters of its own: tests reuse user ids
+# within the same minute.
 MCP_TOOLS: dict[str, object] = {
     "PAGE_SIZE": 5,
-    "AUDIT_FLUSH_SECONDS": 0,
     "TOKEN_CACHE_SECONDS": 0,
     "SESSION_PRUNE_SECONDS": 0,
     "DENIED_RATE": None,
@@ -120,6 +119,8 @@ if os.environ.get("MCP_TEST_GROUP_NAME"):
 for _key in ("FRESHNESS_SECONDS", "TOKEN_CACHE_SECONDS"):
     if os.environ.get(f"MCP_TEST_{_key}"):
         MCP_TOOLS[_key] = float(os.environ[f"MCP_TEST_{_key}"])
+if os.environ.get("MCP_TEST_MAX_CONCURRENT_CALLS"):
+    MCP_TOOLS["MAX_CONCURRENT_CALLS"] = int(os.environ["MCP_TEST_MAX_CONCURRENT_CALLS"])
 if os.environ.get("MCP_TEST_STDIO_POLL_SECONDS"):
     MCP_TOOLS["STDIO_POLL_SECONDS"] = float(os.environ["MCP_TEST_STDIO_POLL_SECONDS"])
 

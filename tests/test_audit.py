@@ -8,7 +8,6 @@ import io
 import re
 import threading
 import uuid
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -21,6 +20,7 @@ from hypothesis import example, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from mcp_tools.access import audit as audit_module
 from mcp_tools.access import audit_arguments
 from mcp_tools.access.audit import audit_log
 from mcp_tools.access.audit_arguments import MASK, SecretNames, compact
@@ -82,14 +82,6 @@ def rows() -> list[dict[str, Any]]:
 
 def durations() -> list[float]:
     return list(ToolCall.objects.order_by("pk").values_list("duration_ms", flat=True))
-
-
-@pytest.fixture
-def batched(settings: Any) -> Iterator[None]:
-    """Rows wait for AUDIT_FLUSH_SECONDS (an hour here) or AUDIT_BATCH_SIZE; none outlive the test, whose
-    event loop owns its audit log (and ends with it)."""
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_SECONDS": 3600}
-    yield
 
 
 # One row per call and outcome -------------------------------------------------------------------
@@ -519,57 +511,92 @@ class TestArguments:
 # Batching ----------------------------------------------------------------------------------------
 
 
+def audit_row(tool_name: str, **fields: Any) -> dict[str, Any]:
+    return {"tool_name": tool_name, "transport": "test", "outcome": "ok", **fields}
+
+
+@pytest.fixture
+def inserts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The size of every batch the audit log writes from now on."""
+    sizes: list[int] = []
+    original = audit_module._insert
+
+    def insert(rows: list[dict[str, Any]]) -> None:
+        sizes.append(len(rows))
+        original(rows)
+
+    monkeypatch.setattr(audit_module, "_insert", insert)
+    return sizes
+
+
 @pytest.mark.django_db(transaction=True)
 class TestBatching:
-    async def test_rows_wait_for_a_flush_when_audit_flush_seconds_is_set(self, tools, user, batched):
+    async def test_a_calls_row_is_committed_before_the_call_is_answered(self, tools, user, inserts):
         wire = await connected(user)
 
         await wire.call("add", {"a": 1, "b": 2})
-        await wire.call("nope")
+        committed = await db_call(rows)
+
+        assert ([r["outcome"] for r in committed], inserts, audit_log().pending) == (["ok"], [1], [])
+
+    async def test_rows_recorded_while_a_write_is_due_go_in_one_insert_of_at_most_the_batch_size(
+        self, settings, inserts
+    ):
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_BATCH_SIZE": 2}
+
+        await asyncio.gather(*(audit_log().record(**audit_row(f"t{n}")) for n in range(5)))
+        committed = await db_call(rows)
+
+        assert [r["tool_name"] for r in committed] == [f"t{n}" for n in range(5)]
+        assert inserts == [2, 2, 1]
+
+    async def test_a_row_is_written_though_its_caller_stops_waiting(self, inserts):
+        waiting = asyncio.ensure_future(audit_log().record(**audit_row("abandoned")))
+        # Runs once the task has recorded its row and waits for the write, before the write starts.
+        asyncio.get_running_loop().call_soon(waiting.cancel)
+        await audit_log().record(**audit_row("kept"))
+
+        assert [r["tool_name"] for r in await db_call(rows)] == ["kept", "abandoned"]
+        assert waiting.cancelled()
+
+    async def test_with_a_flush_delay_rows_wait_off_the_response_path_until_flushed(self, tools, user, settings):
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_SECONDS": 3600}
+        wire = await connected(user)
+
+        await wire.call("add", {"a": 1, "b": 2})
         before = await db_call(rows)
         await audit_log().flush()
 
-        assert before == []
-        assert [(r["tool_name"], r["outcome"]) for r in await db_call(rows)] == [("add", "ok"), ("nope", "denied")]
+        assert (before, [r["outcome"] for r in await db_call(rows)]) == ([], ["ok"])
 
-    async def test_a_full_batch_is_written_without_waiting(self, tools, user, settings, batched):
-        settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_BATCH_SIZE": 3}
-        wire = await connected(user)
-
-        for _ in range(2):
-            await wire.call("add", {"a": 1, "b": 2})
-        two = await db_call(rows)
-        await wire.call("add", {"a": 1, "b": 2})
-
-        assert (len(two), len(await db_call(rows)), audit_log().pending) == (0, 3, [])
-
-    async def test_pending_rows_are_written_when_the_flush_delay_passes(self, tools, user, settings, monkeypatch):
+    async def test_with_a_flush_delay_rows_are_written_once_it_passes(self, tools, user, settings, monkeypatch):
         settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_SECONDS": 0.05}
-        flushed = asyncio.Event()
-        original = audit_log().flush
+        written = threading.Event()
+        original = audit_module._insert
 
-        async def flush() -> None:
-            await original()
-            flushed.set()
+        def insert(batch: list[dict[str, Any]]) -> None:
+            original(batch)
+            written.set()
 
-        monkeypatch.setattr(audit_log(), "flush", flush)
+        monkeypatch.setattr(audit_module, "_insert", insert)
         wire = await connected(user)
 
         await wire.call("add", {"a": 1, "b": 2})
-        await asyncio.wait_for(flushed.wait(), TIMEOUT)
 
+        assert await asyncio.to_thread(written.wait, TIMEOUT)
         assert [r["outcome"] for r in await db_call(rows)] == ["ok"]
 
     async def test_a_row_whose_token_was_deleted_does_not_cost_the_rest_of_its_batch(
-        self, ws_connect, tools, user, token, django_user_model, batched
+        self, user, token, django_user_model
     ):
-        client = await open_ws(ws_connect, token)
         bob = await db_call(django_user_model.objects.create_user, "bob", password="pw")
-        await (await connected(bob)).call("add", {"a": 1, "b": 1})
+        [token_id] = await db_call(lambda: list(AccessToken.objects.values_list("pk", flat=True)))
         await db_call(delete_tokens_silently)
-        await client.request("tools/call", {"name": "add", "arguments": {"a": 2, "b": 2}})
 
-        await audit_log().flush()
+        await asyncio.gather(
+            audit_log().record(**audit_row("add", user_id=bob.pk, username="bob")),
+            audit_log().record(**audit_row("add", user_id=user.pk, username="alice", token_id=token_id)),
+        )
 
         recorded = await db_call(rows)
         assert [(r["username"], r["token_id"], r["outcome"]) for r in recorded] == [

@@ -12,7 +12,8 @@ import pytest
 
 from mcp_tools.exceptions import INVALID_REQUEST
 from tests.live.admin_client import AdminClient
-from tests.live.asgi_http import ACCEPT_BOTH, MODERN, initialize_params, modern_request, notification, request
+from tests.live.asgi_http import ACCEPT_BOTH, MODERN, modern_request, notification, request
+from tests.live.legacy_http import legacy_session
 from tests.live.servers import ServerProcess
 from tests.live.sites import Site
 from tests.live.sse import EventReader
@@ -27,51 +28,6 @@ SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 LIST_CHANGED = "notifications/tools/list_changed"
 ADD_RESULT = {"content": [{"type": "text", "text": "5"}], "structuredContent": {"result": 5}, "isError": False}
 SESSION_NOT_FOUND = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": "Session not found"}}
-
-
-class LegacySession:
-    """One legacy Streamable HTTP session whose requests may go to any of the processes."""
-
-    def __init__(self, token: str) -> None:
-        self.http = httpx.AsyncClient(
-            headers={"Authorization": f"Bearer {token}", "Accept": ACCEPT_BOTH}, timeout=TIMEOUT
-        )
-        self.session_id = ""
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": LATEST}
-
-    async def initialize(self, server: ServerProcess) -> None:
-        reply = await self.http.post(server.url("/mcp"), json=request(0, "initialize", initialize_params(LATEST)))
-        assert reply.status_code == 200, reply.text
-        self.session_id = reply.headers["Mcp-Session-Id"]
-
-    async def post(self, server: ServerProcess, message: Any) -> httpx.Response:
-        return await self.http.post(server.url("/mcp"), json=message, headers=self.headers)
-
-    async def delete(self, server: ServerProcess) -> httpx.Response:
-        return await self.http.delete(server.url("/mcp"), headers=self.headers)
-
-    @asynccontextmanager
-    async def get_stream(self, server: ServerProcess) -> AsyncIterator[EventReader]:
-        """The session's GET stream, open (and so subscribed) once this yields."""
-        async with self.http.stream("GET", server.url("/mcp"), headers=self.headers) as response:
-            assert (response.status_code, response.headers["content-type"]) == (200, "text/event-stream")
-            yield EventReader(response.aiter_text())
-
-    async def aclose(self) -> None:
-        await self.http.aclose()
-
-
-@asynccontextmanager
-async def legacy_session(token: str, server: ServerProcess) -> AsyncIterator[LegacySession]:
-    session = LegacySession(token)
-    try:
-        await session.initialize(server)
-        yield session
-    finally:
-        await session.aclose()
 
 
 @asynccontextmanager
@@ -126,16 +82,17 @@ async def test_a_session_opened_on_one_process_is_served_and_ended_by_another(
     assert (on_b.status_code, on_b.json()) == (404, SESSION_NOT_FOUND)
 
 
-async def test_an_edit_through_one_process_reaches_http_listeners_on_the_other(
-    uvicorn_pair: tuple[ServerProcess, ServerProcess], shared_site: Site
+@pytest.mark.parametrize("editor", [0, 1], ids=["edit-on-a", "edit-on-b"])
+async def test_an_edit_through_either_process_reaches_http_listeners_on_the_first(
+    uvicorn_pair: tuple[ServerProcess, ServerProcess], shared_site: Site, editor: int
 ):
-    a, b = uvicorn_pair
+    a = uvicorn_pair[0]
     seed = shared_site.seeded
     async with (
         legacy_session(seed.token, a) as session,
         session.get_stream(a) as get_stream,
         listen_stream(a, seed.token, "across") as listen,
-        admin(b, shared_site) as browser,
+        admin(uvicorn_pair[editor], shared_site) as browser,
     ):
         await browser.action(TOOL_ADMIN, "disable_tools", [seed.tools["tags"]])
         heard_on_get = await asyncio.wait_for(get_stream.message(), TIMEOUT)

@@ -16,8 +16,18 @@ from mcp_tools.access.audit_arguments import compact
 from mcp_tools.conf import DEFAULTS
 from mcp_tools.exceptions import INVALID_PARAMS, INVALID_REQUEST
 from mcp_tools.models import AccessToken, ClientSession, ToolCall
-from mcp_tools.transports.http_sessions import ENTRY_BYTES, memory_size, store
+from mcp_tools.notify.events import channel_layer, group_name
+from mcp_tools.transports.http_sessions import (
+    ENTRY_BYTES,
+    MAX_REASON_CHARS,
+    MAX_REQUEST_ID_CHARS,
+    MAX_REQUEST_ID_INT,
+    SESSION_CANCEL,
+    memory_size,
+    store,
+)
 from tests.db import db_call
+from tests.live import services
 from tests.live.asgi_http import HttpClient, request
 from tests.testapp.mcp_tools import gate
 from tests.websocket import TIMEOUT, WSClient
@@ -279,3 +289,40 @@ async def test_the_session_cache_holds_at_most_session_cache_bytes_and_evicted_s
     assert store.cache_bytes <= limit
     assert [await answers(client) for client in clients] == [True] * 6
     assert store.cache_bytes <= limit
+
+
+@pytest.fixture
+def redis_channel_layer(settings: Any) -> None:
+    """The Redis channel layer of MCP_TEST_REDIS_URL, under this run's prefix; skips without Redis."""
+    url = services.redis_url()
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [url], "prefix": settings.REDIS_PREFIX},
+        }
+    }
+
+
+async def test_a_cancel_told_to_other_processes_carries_only_bounded_ids_and_reasons(redis_channel_layer):
+    layer = channel_layer()
+    assert layer is not None
+    channel = await layer.new_channel()
+    await layer.group_add(group_name(), channel)
+    longest = "x" * MAX_REQUEST_ID_CHARS
+    try:
+        await store.cancel_elsewhere("session", longest + "x", "too long an id")
+        await store.cancel_elsewhere("session", MAX_REQUEST_ID_INT, "too large an id")
+        await store.cancel_elsewhere("session", longest, "why" * MAX_REASON_CHARS)
+        await store.cancel_elsewhere("session", -MAX_REQUEST_ID_INT, "")
+        first = await asyncio.wait_for(layer.receive(channel), TIMEOUT)
+        second = await asyncio.wait_for(layer.receive(channel), TIMEOUT)
+    finally:
+        await layer.group_discard(group_name(), channel)
+
+    assert first == {
+        "type": SESSION_CANCEL,
+        "id": "session",
+        "request": longest,
+        "reason": ("why" * MAX_REASON_CHARS)[:MAX_REASON_CHARS],
+    }
+    assert second == {"type": SESSION_CANCEL, "id": "session", "request": -MAX_REQUEST_ID_INT, "reason": ""}

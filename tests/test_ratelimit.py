@@ -512,7 +512,8 @@ def test_a_process_local_rate_limit_cache_is_a_deploy_warning(
 
     assert rate_limit_cache_warnings() == [
         checks.Warning(
-            f"Rate limits count in the {alias!r} cache, which is {kind}: "
+            "Rate limits and a legacy HTTP session's concurrent calls count in the "
+            f"{alias!r} cache, which is {kind}: "
             "each worker process counts on its own, so limits do not hold across processes.",
             hint="Use a shared cache (Redis or Memcached) for the cache RATELIMIT_USE_CACHE names.",
             id="mcp_tools.W003",

@@ -1,4 +1,11 @@
-"""The audit trail: one ToolCall row per tools/call, written in batches off the response path."""
+"""The audit trail: one ToolCall row per tools/call, committed before the call is answered by default.
+
+A call waits for its own row; the rows of calls finishing while a write is under way go together in the
+next insert (a group commit), so under load one write serves many calls and alone it serves one. A worker
+process killed at any moment has lost no row of a call it answered. ``AUDIT_FLUSH_SECONDS`` trades that
+for speed: rows then wait off the response path for up to that long (or a full batch), and the rows
+waiting when a process is killed are lost.
+"""
 
 from __future__ import annotations
 
@@ -19,42 +26,57 @@ logger = logging.getLogger("mcp_tools")
 
 
 class AuditLog:
-    """Collects rows and writes them with one bulk insert per batch."""
+    """Writes the rows recorded meanwhile with one bulk insert per batch of up to ``AUDIT_BATCH_SIZE``."""
 
     def __init__(self) -> None:
-        self.pending: list[dict[str, Any]] = []
+        self.pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self._writer: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
-        self._writing: set[asyncio.Task[None]] = set()
 
     async def record(self, **row: Any) -> None:
+        """Store one row; returns once it is committed (or its write failed, which is logged), unless
+        AUDIT_FLUSH_SECONDS lets it wait."""
         if not mcp_settings.AUDIT:
             return
         row.setdefault("created_at", timezone.now())
-        self.pending.append({k: storable(v) if isinstance(v, str) else v for k, v in row.items()})
-        delay = float(mcp_settings.AUDIT_FLUSH_SECONDS)
-        if delay <= 0 or len(self.pending) >= int(mcp_settings.AUDIT_BATCH_SIZE):
-            await self.flush()
+        written = asyncio.get_running_loop().create_future()
+        self.pending.append(({k: storable(v) if isinstance(v, str) else v for k, v in row.items()}, written))
+        delay = float(mcp_settings.AUDIT_FLUSH_SECONDS or 0)
+        if delay <= 0:
+            self._write_soon()
+            # A caller cancelled while it waits stops waiting; its row is written all the same.
+            await asyncio.shield(written)
+        elif len(self.pending) >= int(mcp_settings.AUDIT_BATCH_SIZE):
+            self._write_soon()
         elif self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(delay, self._flush_soon)
-
-    def _flush_soon(self) -> None:
-        self._timer = None
-        task = asyncio.ensure_future(self.flush())
-        self._writing.add(task)
-        task.add_done_callback(self._writing.discard)
+            self._timer = asyncio.get_running_loop().call_later(delay, self._write_soon)
 
     async def flush(self) -> None:
-        """Write every pending row now."""
-        rows, self.pending = self.pending, []
+        """Write every row recorded so far; returns once they are written."""
+        if self.pending:
+            self._write_soon()
+        if self._writer is not None and not self._writer.done():
+            await asyncio.shield(self._writer)
+
+    def _write_soon(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if rows:
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.ensure_future(self._write_pending())
+
+    async def _write_pending(self) -> None:
+        while self.pending:
+            size = max(1, int(mcp_settings.AUDIT_BATCH_SIZE))
+            batch, self.pending = self.pending[:size], self.pending[size:]
             try:
-                await database_sync_to_async(_insert)(rows)
+                await database_sync_to_async(_insert)([row for row, _written in batch])
             except Exception:
                 # Recording must never turn a call that worked into one that failed.
-                logger.exception("Could not write %d audit rows", len(rows))
+                logger.exception("Could not write %d audit rows", len(batch))
+            for _row, written in batch:
+                if not written.done():
+                    written.set_result(None)
 
 
 COLUMNS = (

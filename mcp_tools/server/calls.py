@@ -149,10 +149,25 @@ class Call:
         self.refuse_if_limited(
             await ratelimit.check(self.session.user, self.session.token, entry, snapshot.rate_overrides)
         )
+        limit = int(mcp_settings.MAX_CONCURRENT_CALLS)
         running = self.session.batched_calls + sum(1 for f in self.session.in_flight.values() if f.ctx is not None)
-        if running >= int(mcp_settings.MAX_CONCURRENT_CALLS):
-            raise Refused(Outcome.ERROR, f"Too many calls in progress (at most {mcp_settings.MAX_CONCURRENT_CALLS}).")
+        if running >= limit:
+            raise Refused(Outcome.ERROR, too_many_calls())
         validate_arguments(entry, arguments)
+        shared = self.session.shared_calls
+        if shared is None:
+            return await self.run_counted(entry, arguments)
+        # The session's calls in other worker processes count too (while the shared cache answers).
+        taken = await shared.take(limit, self.time_limit(entry))
+        if taken is False:
+            raise Refused(Outcome.ERROR, too_many_calls())
+        try:
+            return await self.run_counted(entry, arguments)
+        finally:
+            if taken:
+                await asyncio.shield(shared.give_back())
+
+    async def run_counted(self, entry: Entry, arguments: dict[str, Any]) -> CallResult:
         if self.own_entry() is not None:
             return await self.execute(entry, arguments)
         # Members of a batch run outside in_flight; counting them here keeps batches within the limit.
@@ -164,7 +179,7 @@ class Call:
 
     async def execute(self, entry: Entry, arguments: dict[str, Any]) -> CallResult:
         ctx = self.context(entry)
-        timeout = float(entry.timeout_seconds or mcp_settings.CALL_TIMEOUT_SECONDS)
+        timeout = self.time_limit(entry)
         try:
             # A deadline on this task rather than wait_for's: no second task per call.
             async with asyncio.timeout(timeout):
@@ -183,6 +198,10 @@ class Call:
             logger.error("Tool %s failed", entry.name, exc_info=bool(mcp_settings.LOG_TRACEBACKS))
             return CallResult([{"type": "text", "text": GENERIC_FAILURE}], is_error=True)
         return check_output(entry, result)
+
+    @staticmethod
+    def time_limit(entry: Entry) -> float:
+        return float(entry.timeout_seconds or mcp_settings.CALL_TIMEOUT_SECONDS)
 
     def context(self, entry: Entry) -> Context:
         meta = self.request.params.get("_meta")
@@ -227,6 +246,10 @@ class Call:
             duration_ms=(time.perf_counter() - self.started) * 1000,
             result_bytes=self.result_bytes,
         )
+
+
+def too_many_calls() -> str:
+    return f"Too many calls in progress (at most {mcp_settings.MAX_CONCURRENT_CALLS})."
 
 
 def parameter_names(entry: Entry | None) -> frozenset[str]:

@@ -210,7 +210,7 @@ class Server:
         if isinstance(message, Invalid):
             return error_response(message.id, message.error)
         if isinstance(message, Notification):
-            self.notify(session, message)
+            await self.notify(session, message)
             return None
         if not isinstance(message, Request):
             return None
@@ -254,11 +254,14 @@ class Server:
             return Terms(v.LATEST_LEGACY, {})
         return Terms(session.revision, session.client_capabilities)
 
-    def notify(self, session: Session, message: Notification) -> None:
+    async def notify(self, session: Session, message: Notification) -> None:
         if message.method == "notifications/cancelled":
             request_id = message.params.get("requestId")
             if isinstance(request_id, int | str) and not isinstance(request_id, bool):
-                session.cancel(request_id, str(message.params.get("reason") or ""))
+                reason = str(message.params.get("reason") or "")
+                # A request of a legacy HTTP session may be running in another worker process.
+                if not session.cancel(request_id, reason) and session.cancel_elsewhere is not None:
+                    await session.cancel_elsewhere(request_id, reason)
 
     # Methods -----------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_tools.access import permissions
+from mcp_tools.access.concurrency import SessionCalls
 from mcp_tools.protocol.jsonrpc import RequestId, notification
 from mcp_tools.protocol.versions import SUBSCRIPTION_ID_META, Revision
 from mcp_tools.tools.context import Context
@@ -16,6 +17,8 @@ LIST_CHANGED = "notifications/tools/list_changed"
 Emit = Callable[[Any], None]
 Respond = Callable[[Any], Awaitable[None]]
 OnEnd = Callable[[str], object]
+# Asks whichever other process runs a request of this session to cancel it: (request id, reason).
+CancelElsewhere = Callable[[RequestId, str], Awaitable[None]]
 
 
 @dataclass
@@ -74,6 +77,17 @@ class ListWatcher:
         return credentials_problem(self.user, self.token)
 
 
+def cancel_running(in_flight: dict[RequestId, InFlight], request_id: RequestId, reason: str = "") -> bool:
+    """Stop the request ``request_id`` of an in-flight table, tool and task; returns whether it was there."""
+    running = in_flight.pop(request_id, None)
+    if running is None:
+        return False
+    if running.ctx is not None:
+        running.ctx.cancel()
+    running.task.cancel(reason or None)
+    return True
+
+
 def credentials_problem(user: Any, token: Any) -> str | None:
     """Why ``user`` holding ``token`` may not be served at this moment, or None."""
     if token is not None and token.is_expired:
@@ -114,6 +128,8 @@ class Session(ListWatcher):
         self.client_capabilities: dict[str, Any] = {}
         self.client_info: dict[str, Any] = {}
         self.on_end: OnEnd | None = None  # set by transports that can cut the connection off
+        self.cancel_elsewhere: CancelElsewhere | None = None  # set where requests may run in other processes
+        self.shared_calls: SessionCalls | None = None  # counts calls in every process, where they may run there
         self.in_flight: dict[RequestId, InFlight] = {}
         self.batched_calls = 0  # tools/call members of a batch now running (in_flight holds spawned requests only)
         self.listens: dict[RequestId, Listen] = {}
@@ -135,13 +151,7 @@ class Session(ListWatcher):
         listen = self.listens.pop(request_id, None)
         if listen is not None:
             listen.ended.set()
-        running = self.in_flight.pop(request_id, None)
-        if running is None:
-            return listen is not None
-        if running.ctx is not None:
-            running.ctx.cancel()
-        running.task.cancel(reason or None)
-        return True
+        return cancel_running(self.in_flight, request_id, reason) or listen is not None
 
     def ended(self, reason: str) -> None:
         for listen in self.listens.values():

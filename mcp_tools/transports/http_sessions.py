@@ -1,5 +1,8 @@
 """Legacy Streamable HTTP sessions: stored in the database, cached per process, ended everywhere at once.
 
+Any worker process may serve any request of a session. Ending a session, or cancelling one of its
+requests, reaches the process that runs the request through the Channels group the hub listens on.
+
 Each user (anonymous callers together) keeps at most ``MAX_SESSIONS_PER_USER`` live sessions: opening
 one more ends the least recently used. Rows of ended and expired sessions are deleted, a user's own when
 they open a session and everyone's at most once per ``SESSION_PRUNE_SECONDS``; the process cache is
@@ -16,23 +19,30 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import timedelta
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 from channels.db import database_sync_to_async
 from django.db.models import Q
 from django.utils import timezone
 
+from mcp_tools.access import concurrency
 from mcp_tools.conf import mcp_settings
 from mcp_tools.notify.events import channel_layer, group_name
-from mcp_tools.notify.hub import hub, on_event
+from mcp_tools.notify.hub import cross_process, hub, on_event
 from mcp_tools.protocol import versions
 from mcp_tools.protocol.jsonrpc import RequestId
 from mcp_tools.protocol.versions import Revision
-from mcp_tools.server.session import Emit, InFlight, Session
+from mcp_tools.server.session import Emit, InFlight, Session, cancel_running
 
 logger = logging.getLogger("mcp_tools")
 SESSION_ENDED = "mcp.session_ended"
+SESSION_CANCEL = "mcp.session_cancel"
+# Request ids and reasons are the client's: only ids a worker could hold in its table, and a short reason,
+# travel between processes.
+MAX_REQUEST_ID_CHARS = 200
+MAX_REQUEST_ID_INT = 2**63
+MAX_REASON_CHARS = 200
 CACHE_SIZE = 10_000
 # What a cached session costs besides its client state: the record, its id, the cache slot.
 ENTRY_BYTES = 512
@@ -106,13 +116,34 @@ class SessionStore:
     async def end(self, session_id: str) -> None:
         """End a session everywhere: its row, its cached copies, its calls in flight and its GET streams."""
         await database_sync_to_async(_mark_ended)(session_id)
-        for inflight in self._in_flight.pop(session_id, {}).values():
-            inflight.task.cancel()
         event = {"type": SESSION_ENDED, "id": session_id}
         await hub().deliver(event)  # this process at once, whatever the channel layer
-        layer = channel_layer()
-        if layer is not None:
-            await layer.group_send(group_name(), event)
+        await _tell_other_processes(event)
+
+    async def cancel_elsewhere(self, session_id: str, request_id: RequestId, reason: str = "") -> None:
+        """Ask the other processes to cancel request ``request_id`` of the session, should one of them run it.
+
+        The caller has found the session to be its own (:meth:`get`), which is what entitles it to cancel.
+        """
+        if isinstance(request_id, str) and len(request_id) > MAX_REQUEST_ID_CHARS:
+            return
+        if isinstance(request_id, int) and not -MAX_REQUEST_ID_INT <= request_id < MAX_REQUEST_ID_INT:
+            return
+        event = {"type": SESSION_CANCEL, "id": session_id, "request": request_id, "reason": reason[:MAX_REASON_CHARS]}
+        await _tell_other_processes(event)
+
+    def cancel_here(self, session_id: str, request_id: Any, reason: str = "") -> None:
+        """Cancel request ``request_id`` of the session if this process runs it."""
+        running = self._in_flight.get(session_id)
+        if running is not None and isinstance(request_id, int | str):
+            cancel_running(running, request_id, reason)
+
+    def forget(self, session_id: str) -> None:
+        """Drop what this process holds of a session ended anywhere: its cached record, its calls running here."""
+        self.evict(session_id)
+        running = self._in_flight.pop(session_id, {})
+        for request_id in list(running):
+            cancel_running(running, request_id, "The session was deleted.")
 
     def evict(self, session_id: str) -> None:
         cached = self._cache.pop(session_id, None)
@@ -161,8 +192,12 @@ class SessionStore:
         session.revision = record.revision
         session.client_capabilities = dict(record.client_capabilities)
         session.client_info = dict(record.client_info)
-        # Requests of one session share their in-flight table, so a later POST can cancel an earlier one.
+        # Requests of one session share their in-flight table, so a later POST can cancel an earlier one; a
+        # request run by another process is cancelled there.
         session.in_flight = self._in_flight.setdefault(record.id, {})
+        session.cancel_elsewhere = partial(self.cancel_elsewhere, record.id)
+        if concurrency.shared():
+            session.shared_calls = concurrency.SessionCalls(record.id)
         return session
 
     def release(self, session: Session) -> None:
@@ -175,7 +210,19 @@ store = SessionStore()
 
 @on_event(SESSION_ENDED)
 def _session_ended(event: dict[str, Any]) -> None:
-    store.evict(str(event.get("id", "")))
+    store.forget(str(event.get("id", "")))
+
+
+@on_event(SESSION_CANCEL)
+def _cancel_requested(event: dict[str, Any]) -> None:
+    store.cancel_here(str(event.get("id", "")), event.get("request"), str(event.get("reason", "")))
+
+
+async def _tell_other_processes(event: dict[str, Any]) -> None:
+    layer = channel_layer()
+    if cross_process(layer):
+        assert layer is not None
+        await layer.group_send(group_name(), event)
 
 
 def _user_id(user: Any) -> Any:

@@ -5,7 +5,8 @@ Run as ``python -m tests.live.mutate ACTION ARG...`` with the site's environment
 - ``restrict TOOL USER``: the tool is granted to USER only (no longer to everyone).
 - ``ungrant TOOL USER`` / ``disable TOOL`` / ``enable TOOL``
 - ``user NAME``: create an active user; ``deactivate NAME``
-- ``issue USER``: a new token for USER (prints the secret); ``revoke SECRET``: delete that token
+- ``issue USER``: a new token for USER (prints the secret); ``revoke SECRET``: delete that token;
+  ``token-id SECRET``: its primary key
 - ``expire SECRET``: the token's expiry is saved one minute in the past
 - ``issue-oauth USER RESOURCE``: a django-oauth-toolkit access token for USER, issued for RESOURCE with scope
   ``mcp`` (prints the secret); ``revoke-oauth SECRET``: delete that token
@@ -13,6 +14,8 @@ Run as ``python -m tests.live.mutate ACTION ARG...`` with the site's environment
 - ``oauth-expires-in SECRET SECONDS``: the OAuth token's expiry is saved SECONDS from now
 - ``introspector-oauth NAME``: a confidential client that may introspect tokens (prints [client_id, secret])
 - ``last-call TOOL``: the newest audit row of TOOL (read only): username, client, token id, outcome
+- ``ok-calls TOOL``: the arguments of every audit row of TOOL whose outcome is ok (read only)
+- ``account-names``: the name of every ``testapp.Account`` (read only)
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ def run(action: str, *args: str) -> Any:
         user.save()
     elif action == "issue":
         return AccessToken.objects.issue(users.get(username=args[0]), name="freshness")[1]
+    elif action == "token-id":
+        return AccessToken.objects.get(digest=hash_token(args[0])).pk
     elif action == "revoke":
         AccessToken.objects.get(digest=hash_token(args[0])).delete()
     elif action == "expire":
@@ -65,6 +70,14 @@ def run(action: str, *args: str) -> Any:
         call = ToolCall.objects.filter(tool_name=args[0]).order_by("-pk").first()
         assert call is not None, f"no call of {args[0]} was recorded"
         return {"username": call.username, "client": call.client, "token": call.token_id, "outcome": call.outcome}
+    elif action == "ok-calls":
+        from mcp_tools.models import ToolCall
+
+        return list(ToolCall.objects.filter(tool_name=args[0], outcome="ok").values_list("arguments", flat=True))
+    elif action == "account-names":
+        from tests.testapp.models import Account
+
+        return list(Account.objects.values_list("name", flat=True))
     else:
         raise SystemExit(f"Unknown action {action!r}")
     return None
@@ -117,6 +130,14 @@ def oauth(action: str, *args: str) -> Any:
         token.expires = timezone.now() + timedelta(seconds=float(args[1]))
         token.save()
         return token.expires.isoformat()
+    elif action == "ok-calls":
+        from mcp_tools.models import ToolCall
+
+        return list(ToolCall.objects.filter(tool_name=args[0], outcome="ok").values_list("arguments", flat=True))
+    elif action == "account-names":
+        from tests.testapp.models import Account
+
+        return list(Account.objects.values_list("name", flat=True))
     else:
         raise SystemExit(f"Unknown action {action!r}")
     return None

@@ -149,3 +149,11 @@ def wait_sync(ctx: Context, seconds: float = 10.0) -> str:
         sync_cancel_seen.set()
         return "cancelled"
     return "waited"
+
+
+@tool
+async def open_gate() -> str:
+    """Let the ``slow_count`` calls of this process that wait now take their next step; later ones wait again."""
+    gate.open()
+    gate.reset()
+    return "opened"

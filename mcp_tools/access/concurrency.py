@@ -1,0 +1,91 @@
+"""Calls in progress of one legacy HTTP session, counted in the shared cache that every worker reads.
+
+A legacy session's requests may reach any worker process, so ``MAX_CONCURRENT_CALLS`` is counted where
+they all look: one counter per session in the cache django-ratelimit uses (``RATELIMIT_USE_CACHE``),
+raised atomically when a call starts and lowered when it ends. A worker killed mid-call never lowers it,
+so every start renews the counter's expiry to the call's time limit plus ``MARGIN_SECONDS``: a killed
+worker's calls stop counting once the session has started no call for that long. With a cache of one
+process (local memory, dummy) each process counts on its own, as it does for the other transports, and
+so it does while the shared cache cannot be reached (the failure is logged; calls go on).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.core.cache import caches
+from django.core.cache.backends.base import BaseCache
+
+PROCESS_LOCAL_CACHES = (
+    "django.core.cache.backends.locmem.LocMemCache",
+    "django.core.cache.backends.dummy.DummyCache",
+)
+logger = logging.getLogger("mcp_tools")
+PREFIX = "mcp_tools.calls."
+MARGIN_SECONDS = 60.0
+
+
+def cache_alias() -> str:
+    return str(getattr(settings, "RATELIMIT_USE_CACHE", "default"))
+
+
+def cache_backend() -> str:
+    """The dotted path of the backend of the cache that rate limits and call counters use."""
+    return str((getattr(settings, "CACHES", {}) or {}).get(cache_alias(), {}).get("BACKEND", ""))
+
+
+def shared() -> bool:
+    """Whether the cache is one that other worker processes read too."""
+    return cache_backend() not in PROCESS_LOCAL_CACHES
+
+
+class SessionCalls:
+    """The counter of one session's calls in progress, in every process."""
+
+    def __init__(self, session_id: str) -> None:
+        self.key = PREFIX + session_id
+
+    async def take(self, limit: int, seconds: float) -> bool | None:
+        """Count one more call that may run ``seconds``: True once counted, False (nothing counted) when
+        ``limit`` are running, None when the cache cannot be reached (nothing counted either)."""
+        try:
+            # The cache may be Redis: keep its round trips off the event loop.
+            return bool(await sync_to_async(_take, thread_sensitive=False)(self.key, limit, seconds + MARGIN_SECONDS))
+        except Exception:
+            logger.warning("Could not count a call in the shared cache; counting in this process only", exc_info=True)
+            return None
+
+    async def give_back(self) -> None:
+        try:
+            await sync_to_async(_give_back, thread_sensitive=False)(self.key)
+        except Exception:
+            logger.warning("Could not uncount a call in the shared cache; it expires there", exc_info=True)
+
+
+def _cache() -> BaseCache:
+    return caches[cache_alias()]
+
+
+def _take(key: str, limit: int, ttl: float) -> bool:
+    cache = _cache()
+    if cache.add(key, 1, ttl):
+        return limit >= 1
+    try:
+        count = cache.incr(key)
+    except ValueError:
+        # It expired between the two steps: start it afresh.
+        return _take(key, limit, ttl)
+    cache.touch(key, ttl)
+    if count > limit:
+        cache.decr(key)
+        return False
+    return True
+
+
+def _give_back(key: str) -> None:
+    # A counter that expired meanwhile has nothing left to lower.
+    with contextlib.suppress(ValueError):
+        _cache().decr(key)

@@ -1,0 +1,74 @@
+"""``GET /mcp/health``: whether this worker process reaches its database and its channel layer.
+
+Load balancers and orchestrators ask it without credentials, so it says only which check failed: no
+versions, hosts or error texts. Each check is bounded by ``CHECK_SECONDS``; both run side by side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from channels.consumer import AsyncConsumer
+from channels.db import database_sync_to_async
+from django.db import connections, router
+
+from mcp_tools.notify.events import channel_layer, group_name
+from mcp_tools.notify.hub import cross_process
+
+logger = logging.getLogger("mcp_tools")
+CHECK_SECONDS = 2.0
+HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
+DATABASE = "database"
+CHANNEL_LAYER = "channel_layer"
+
+
+class HealthConsumer(AsyncConsumer):
+    """Answers 200 ``{"status": "ok"}``, or 503 naming the checks that failed."""
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("method") not in ("GET", "HEAD"):
+            await _respond(send, 405, {"status": "method not allowed"}, ((b"allow", b"GET, HEAD"),))
+            return
+        results = await asyncio.gather(_passes(DATABASE, _database()), _passes(CHANNEL_LAYER, _channel_layer()))
+        failed = [name for name, passed in zip((DATABASE, CHANNEL_LAYER), results, strict=True) if not passed]
+        if failed:
+            await _respond(send, 503, {"status": "unavailable", "failed": failed})
+        else:
+            await _respond(send, 200, {"status": "ok"})
+
+
+async def _passes(name: str, check: Any) -> bool:
+    try:
+        await asyncio.wait_for(check, CHECK_SECONDS)
+    except Exception:
+        logger.warning("Health check %s failed", name, exc_info=True)
+        return False
+    return True
+
+
+async def _database() -> None:
+    from mcp_tools.models import ToolCall
+
+    await database_sync_to_async(_select_one)(router.db_for_write(ToolCall))
+
+
+def _select_one(alias: str) -> None:
+    with connections[alias].cursor() as cursor:
+        cursor.execute("SELECT 1")
+
+
+async def _channel_layer() -> None:
+    """A round trip to the layer's store; an in-process layer (or none) has nothing to reach."""
+    layer = channel_layer()
+    if cross_process(layer):
+        assert layer is not None
+        # A group nobody joins: the send costs one round trip and reaches no one.
+        await layer.group_send(f"{group_name()}.health", {"type": "mcp.health"})
+
+
+async def _respond(send: Any, status: int, body: dict[str, Any], headers: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [*HEADERS, *headers]})
+    await send({"type": "http.response.body", "body": json.dumps(body).encode()})

@@ -1,0 +1,56 @@
+"""A legacy HTTP session's calls in progress, counted in the cache: the limit, giving back, and an outage."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from mcp_tools.access import concurrency
+from mcp_tools.access.concurrency import SessionCalls
+
+LOCMEM = "django.core.cache.backends.locmem.LocMemCache"
+REDIS = "django.core.cache.backends.redis.RedisCache"
+# Nothing listens on port 1 of the loopback: a connection is refused at once.
+UNREACHABLE = "redis://127.0.0.1:1/0"
+
+
+@pytest.fixture
+def counted(settings: Any) -> None:
+    settings.CACHES = {"default": {"BACKEND": LOCMEM, "LOCATION": "concurrency-tests"}}
+
+
+async def test_a_session_takes_places_up_to_the_limit_and_gets_them_back_when_calls_end(counted):
+    calls, other = SessionCalls("one"), SessionCalls("two")
+
+    taken = [await calls.take(2, 60) for _ in range(3)]
+    elsewhere = await other.take(2, 60)
+    await calls.give_back()
+    again = await calls.take(2, 60)
+
+    assert (taken, elsewhere, again) == ([True, True, False], True, True)
+
+
+async def test_an_unreachable_cache_counts_nothing_and_lets_the_call_go_on(settings, caplog):
+    settings.CACHES = {"default": {"BACKEND": REDIS, "LOCATION": UNREACHABLE}}
+    calls = SessionCalls("one")
+
+    with caplog.at_level(logging.WARNING, logger="mcp_tools"):
+        taken = await calls.take(2, 60)
+        await calls.give_back()
+
+    assert taken is None
+    assert [record.getMessage() for record in caplog.records if record.name == "mcp_tools"] == [
+        "Could not count a call in the shared cache; counting in this process only",
+        "Could not uncount a call in the shared cache; it expires there",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("backend", "shared"), [(LOCMEM, False), ("django.core.cache.backends.dummy.DummyCache", False), (REDIS, True)]
+)
+def test_only_a_cache_other_processes_read_counts_across_them(settings, backend, shared):
+    settings.CACHES = {"default": {"BACKEND": backend, "LOCATION": UNREACHABLE}}
+
+    assert concurrency.shared() is shared

@@ -1,0 +1,75 @@
+"""The health check at /mcp/health: 200 while the database and the channel layer answer, 503 naming the
+check that failed otherwise; no credentials needed, nothing revealed. Served by real uvicorn processes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.live.servers import ServerProcess
+from tests.live.sites import Site, sqlite_switches
+
+pytest_plugins = ["tests.live.fixtures"]
+pytestmark = pytest.mark.live
+
+TIMEOUT = 10
+OK = {"status": "ok"}
+HEADERS = {"content-type": "application/json", "cache-control": "no-store"}
+# Nothing listens on port 1 of the loopback: a connection is refused at once.
+UNREACHABLE_REDIS = "redis://127.0.0.1:1/0"
+
+
+def health(server: ServerProcess, method: str = "GET") -> httpx.Response:
+    return httpx.request(method, server.url("/mcp/health"), timeout=TIMEOUT)
+
+
+def head(reply: httpx.Response) -> dict[str, str]:
+    return {name: reply.headers[name] for name in HEADERS}
+
+
+@pytest.fixture(scope="module")
+def broken_sites(live_site: Site, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ServerProcess]]:
+    """Servers whose channel layer is a Redis nobody serves, and whose database cannot be opened."""
+    workdir = tmp_path_factory.mktemp("broken")
+    no_redis = Site(
+        workdir,
+        {**live_site.switches, "MCP_TEST_CHANNEL_LAYER": "redis", "MCP_TEST_REDIS_URL": UNREACHABLE_REDIS},
+    )
+    no_database = Site(workdir, sqlite_switches(workdir / "missing" / "directory"))
+    with no_redis.serve("no-redis") as (without_redis,), no_database.serve("no-database") as (without_database,):
+        yield {"channel_layer": without_redis, "database": without_database}
+
+
+def test_a_healthy_server_answers_ok_without_credentials(uvicorn_server: ServerProcess):
+    reply = health(uvicorn_server)
+
+    assert (reply.status_code, head(reply), reply.json()) == (200, HEADERS, OK)
+
+
+def test_only_get_and_head_are_answered(uvicorn_server: ServerProcess):
+    posted = health(uvicorn_server, "POST")
+    headed = health(uvicorn_server, "HEAD")
+
+    assert (posted.status_code, posted.headers["allow"]) == (405, "GET, HEAD")
+    assert headed.status_code == 200
+
+
+@pytest.mark.parametrize("failing", ["channel_layer", "database"])
+def test_a_server_that_cannot_reach_a_service_answers_503_naming_only_the_check(
+    broken_sites: dict[str, ServerProcess], failing: str
+):
+    reply = health(broken_sites[failing])
+
+    assert (reply.status_code, head(reply), reply.json()) == (
+        503,
+        HEADERS,
+        {"status": "unavailable", "failed": [failing]},
+    )
+
+
+def test_both_workers_sharing_postgresql_and_redis_answer_ok(uvicorn_pair: tuple[ServerProcess, ServerProcess]):
+    replies = [health(server) for server in uvicorn_pair]
+
+    assert [(reply.status_code, reply.json()) for reply in replies] == [(200, OK), (200, OK)]
