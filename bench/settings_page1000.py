@@ -1,4 +1,4 @@
-"""The demo's settings with one tools/list page of up to 1,000 tools (the default page holds 100).
+"""The demo's settings with one tools/list page of up to 1,000 tools (the default page holds 250).
 
 DJANGO_SETTINGS_MODULE=bench.settings_page1000 .venv/bin/uvicorn project.asgi:application ...
 """

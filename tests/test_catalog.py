@@ -11,8 +11,9 @@ from channels.db import database_sync_to_async
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mcp_tools.access import permissions
 from mcp_tools.exceptions import INVALID_PARAMS, InvalidParams
-from mcp_tools.models import Tool
+from mcp_tools.models import Tool, UserGrant
 from mcp_tools.protocol import shapes
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.jsonrpc import encode
@@ -187,6 +188,54 @@ def test_pages_are_encoded_once_per_view_and_revision(tools: None, django_user_m
     other = page(view, v.V2024_11_05, 0, PAGE_SIZE)
     assert other != first
     assert first == "[" + ",".join(encode(shapes.definition(e.spec, v.V2025_11_25)) for e in view.entries[:5]) + "]"
+
+
+def prepared(user: Any) -> Any:
+    async_to_sync(permissions.prepare)(user)
+    return user
+
+
+@pytest.mark.django_db(transaction=True)
+def test_callers_who_may_use_the_same_tools_share_one_view_and_its_cached_pages(
+    tools: None, django_user_model: Any
+) -> None:
+    snapshot = load(Catalog())
+    ann = prepared(django_user_model.objects.create_user("ann"))
+    bob = prepared(django_user_model.objects.create_user("bob"))
+    first = page(snapshot.view(ann), v.V2025_11_25, 0, PAGE_SIZE)
+
+    assert snapshot.view(bob) is snapshot.view(ann)
+    assert page(snapshot.view(bob), v.V2025_11_25, 0, PAGE_SIZE) is first
+
+    # A change in bob's rights gives him his own view at once, on the same snapshot, and leaves ann's alone.
+    bob.is_active = False
+    assert snapshot.view(bob).entries == ()
+    assert page(snapshot.view(bob), v.V2025_11_25, 0, PAGE_SIZE) == "[]"
+    assert page(snapshot.view(ann), v.V2025_11_25, 0, PAGE_SIZE) is first
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_shared_view_is_not_served_for_a_tool_taken_from_one_of_its_callers(
+    tools: None, django_user_model: Any
+) -> None:
+    ann = prepared(django_user_model.objects.create_user("ann"))
+    bob = prepared(django_user_model.objects.create_user("bob"))
+    source = Catalog()
+    before = load(source)
+    assert before.view(ann) is before.view(bob) and "add" in before.view(bob).names
+
+    add = Tool.objects.get(name="add")
+    add.everyone = False
+    add.save()
+    UserGrant.objects.create(tool=add, user=ann)
+    source.invalidate()
+    after = load(source)
+
+    assert "add" in after.view(ann).names
+    assert "add" not in after.view(bob).names
+    listed = page(after.view(bob), v.V2025_11_25, 0, len(after.entries))
+    assert '"name":"add"' not in listed
+    assert '"name":"add"' in page(after.view(ann), v.V2025_11_25, 0, len(after.entries))
 
 
 @pytest.mark.django_db(transaction=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import AsyncIterator, Iterator
 from types import SimpleNamespace
@@ -153,6 +154,16 @@ class TestSessions:
 
         assert (reply.status, reply.headers) == (404, JSON)
         assert reply.json() == error(INVALID_REQUEST, "Session not found")
+
+    async def test_a_json_answer_states_its_length_so_it_is_not_sent_in_chunks(self, session):
+        opened = await session.open(request(1, "tools/list"))
+        body = b""
+        while not opened.ended:
+            body += await opened.chunk()
+
+        assert opened.headers["content-length"] == str(len(body))
+        assert "transfer-encoding" not in opened.headers
+        assert [tool["name"] for tool in json.loads(body)["result"]["tools"]]
 
     async def test_delete_ends_the_session_and_its_id_then_answers_404(self, session):
         ended = await session.send(method="DELETE")

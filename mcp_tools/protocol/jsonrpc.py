@@ -161,13 +161,33 @@ _dumps = json.JSONEncoder(separators=(",", ":"), default=str).encode
 
 def encode(message: Any) -> str:
     """Encode a message; :class:`RawJSON` values one or two levels deep are spliced as they are."""
-    if isinstance(message, list):
-        return "[" + ",".join(encode(item) for item in message) + "]"
     if isinstance(message, RawJSON):
         return message
-    if isinstance(message, dict) and _contains_raw(message):
-        return "{" + ",".join(f"{_dumps(k)}:{encode(v)}" for k, v in message.items()) + "}"
-    return _dumps(message)
+    parts: list[str] = []
+    _encode_into(message, parts)
+    # One join: a spliced value (a page of a thousand definitions) is copied once, not once per level.
+    return parts[0] if len(parts) == 1 else "".join(parts)
+
+
+def _encode_into(message: Any, parts: list[str]) -> None:
+    if isinstance(message, RawJSON):
+        parts.append(message)
+    elif isinstance(message, list):
+        parts.append("[")
+        for index, item in enumerate(message):
+            if index:
+                parts.append(",")
+            _encode_into(item, parts)
+        parts.append("]")
+    elif isinstance(message, dict) and _contains_raw(message):
+        opening = "{"
+        for key, value in message.items():
+            parts.append(f"{opening}{_dumps(key)}:")
+            opening = ","
+            _encode_into(value, parts)
+        parts.append("}")
+    else:
+        parts.append(_dumps(message))
 
 
 def _contains_raw(value: Any, depth: int = 0) -> bool:

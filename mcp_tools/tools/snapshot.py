@@ -42,6 +42,9 @@ class Snapshot:
     rate_overrides: dict[tuple[int, int | None], str] = field(default_factory=dict)
     every_name: frozenset[str] = frozenset()  # enabled or not: a disabled tool's name is no one's to learn
     _views: dict[tuple[Any, ...], View] = field(default_factory=dict, repr=False)
+    # Callers who may use the same tools share one view, so its cached pages are held once for all of them
+    # (user_key holds the user's id: without this, each user's pages would be cached apart).
+    _by_names: dict[tuple[str, ...], View] = field(default_factory=dict, repr=False)
     _named_in: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
 
     @cached_property
@@ -49,14 +52,20 @@ class Snapshot:
         return {entry.name: entry for entry in self.entries}
 
     def view(self, user: Any) -> View:
-        """What ``user`` may list and call, computed once per distinct kind of caller.
+        """What ``user`` may list and call, computed once per distinct kind of caller and shared by every caller
+        who may use the same tools.
 
         Call :func:`mcp_tools.access.permissions.prepare` for ``user`` first (off the event loop).
         """
         key = permissions.user_key(user)
         found = self._views.get(key)
         if found is None:
-            found = self._views[key] = View(tuple(e for e in self.entries if permissions.may_use(user, e)))
+            entries = tuple(e for e in self.entries if permissions.may_use(user, e))
+            names = tuple(entry.name for entry in entries)
+            found = self._by_names.get(names)
+            if found is None:
+                found = self._by_names[names] = View(entries)
+            self._views[key] = found
         return found
 
     def names_in(self, text: str) -> frozenset[str]:

@@ -246,7 +246,10 @@ class HTTPRequest:
         return message
 
     async def respond(self, status: int, body: bytes = b"", headers: Any = ()) -> None:
-        await self.send({"type": "http.response.start", "status": status, "headers": list(headers)})
+        """Send a whole answer. Its length goes in a header: without one the server frames the body in chunks,
+        which copies it once more and makes the client parse the framing."""
+        length = (b"content-length", str(len(body)).encode())
+        await self.send({"type": "http.response.start", "status": status, "headers": [*headers, length]})
         await self.send({"type": "http.response.body", "body": body})
 
     async def wait_disconnect(self) -> None:

@@ -185,7 +185,12 @@ class HttpClient:
         while not opened.ended:
             parts.append(await opened.chunk())
         await opened.communicator.wait(TIMEOUT)
-        return Response(opened.status, opened.headers, b"".join(parts))
+        body = b"".join(parts)
+        headers = dict(opened.headers)
+        # Every whole answer states its length; checked here once, so that tests compare the other headers.
+        if "content-length" in headers:
+            assert int(headers.pop("content-length")) == len(body), (opened.headers, len(body))
+        return Response(opened.status, headers, body)
 
     async def initialize(self, version: Any = "2025-11-25", capabilities: dict[str, Any] | None = None) -> Response:
         """Open a legacy session: keeps its id and sends the negotiated version from now on."""
