@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,9 +29,37 @@ class QueryCall:
     queryset: QuerySet[Any]
 
 
-def in_scope(spec: QuerySpec, user: Any) -> QuerySet[Any]:
-    """Every row the caller may see through this tool: the scopes registered for its model and for every model
-    it reaches through a relation, then its scope field and its own scope."""
+# Where in_scope() keeps what it built, on the user object itself: a session holds its caller's object until
+# the caller's rights change, and then gets a fresh one (permissions.reload), which starts empty.
+SCOPED_ROWS = "_mcp_scoped_rows"
+
+
+def in_scope(spec: QuerySpec, user: Any, alias: str) -> QuerySet[Any]:
+    """Every row the caller may see through this tool on database ``alias``: the scopes registered for its
+    model and for every model it reaches through a relation, then its scope field and its own scope.
+
+    Built once per tool configuration (``spec``, new with every catalog snapshot), caller object, scope
+    registration and worker thread, then reused: callers only derive new querysets from it. A scope is
+    therefore applied once per session's caller rather than once per call; what it narrows by in SQL (a
+    filter, a subquery) is still read afresh by every call.
+    """
+    if not getattr(user, "is_authenticated", False):
+        return _narrowed(spec, user).using(alias)
+    # Per thread: compiling a query touches the state of the subqueries it shares with its clones.
+    key = (spec.tool_name, spec.model._meta.label_lower, alias, threading.get_ident())
+    built: dict[tuple[str, str, str, int], tuple[QuerySpec, int, QuerySet[Any]]] = user.__dict__.setdefault(
+        SCOPED_ROWS, {}
+    )
+    found = built.get(key)
+    registrations = scopes.registrations()
+    if found is not None and found[0] is spec and found[1] == registrations:
+        return found[2]
+    queryset = _narrowed(spec, user).using(alias)
+    built[key] = (spec, registrations, queryset)
+    return queryset
+
+
+def _narrowed(spec: QuerySpec, user: Any) -> QuerySet[Any]:
     queryset: QuerySet[Any] = scopes.restrict(spec.model, user, spec.model._default_manager.all())
     for path, related in spec.scoped_relations:
         # A row that shows, filters or sorts by a related row the caller may not see would reveal it.

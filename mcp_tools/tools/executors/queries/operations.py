@@ -26,7 +26,7 @@ FUNCTIONS: dict[str, type[Any]] = {"sum": Sum, "avg": Avg, "min": Min, "max": Ma
 def execute(spec: QuerySpec, plan: Plan, arguments: dict[str, Any], user: Any) -> Result:
     alias = router.db_for_write(spec.model) if spec.is_write else router.db_for_read(spec.model)
     with guarded(alias):
-        return OPERATIONS[spec.operation](QueryCall(spec, plan, arguments, user, in_scope(spec, user).using(alias)))
+        return OPERATIONS[spec.operation](QueryCall(spec, plan, arguments, user, in_scope(spec, user, alias)))
 
 
 @contextmanager

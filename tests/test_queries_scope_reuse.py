@@ -1,0 +1,69 @@
+"""The scoped rows a model-query tool starts from are built once per tool configuration and caller object, and
+never outlive either: another caller, a reloaded caller, a new configuration or a new scope builds them again."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from mcp_tools.access import scopes
+from mcp_tools.models import ModelQuery
+from mcp_tools.tools.executors.queries.call import in_scope
+from mcp_tools.tools.executors.queries.config import QuerySpec, build
+from tests.live import query_data
+from tests.queries import seed_users
+from tests.testapp.models import Item
+
+pytestmark = pytest.mark.django_db
+
+ALIAS = "default"
+
+
+def spec_of(name: str) -> QuerySpec:
+    config = next(config for config in query_data.TOOLS if config.name == name)
+    return build(ModelQuery(model=config.model, operation=config.operation, **config.options), name)
+
+
+def ids(queryset: Any) -> list[int]:
+    return sorted(queryset.values_list("pk", flat=True))
+
+
+@pytest.fixture
+def people() -> dict[str, Any]:
+    return seed_users()
+
+
+def test_one_caller_object_reuses_its_scoped_rows_and_sees_only_its_own(people: dict[str, Any]) -> None:
+    spec = spec_of("tenant_items")
+
+    alice, bob = people["alice"], people["bob"]
+    first = in_scope(spec, alice, ALIAS)
+
+    assert in_scope(spec, alice, ALIAS) is first
+    assert ids(first) == ids(Item.objects.filter(account__tenant="north"))
+    assert ids(in_scope(spec, bob, ALIAS)) == ids(Item.objects.filter(account__tenant="south"))
+
+
+def test_a_reloaded_caller_a_new_configuration_and_a_new_scope_build_the_rows_again(people: dict[str, Any]) -> None:
+    spec = spec_of("tenant_items")
+    alice = people["alice"]
+    first = in_scope(spec, alice, ALIAS)
+
+    alice.is_superuser = True  # a change in rights reaches sessions as a freshly read user object
+    alice.save()
+    fresh = get_user_model()._default_manager.get(pk=alice.pk)
+
+    assert in_scope(spec, fresh, ALIAS) is not first
+    assert in_scope(spec_of("tenant_items"), alice, ALIAS) is not first
+    scopes.query_scope("testapp.tenant_items")(scopes.get("testapp.tenant_items"))
+    assert in_scope(spec, alice, ALIAS) is not first
+
+
+def test_anonymous_callers_get_no_reused_rows(people: dict[str, Any]) -> None:
+    from django.contrib.auth.models import AnonymousUser
+
+    spec, anonymous = spec_of("tenant_items"), AnonymousUser()
+
+    assert in_scope(spec, anonymous, ALIAS) is not in_scope(spec, anonymous, ALIAS)
