@@ -61,10 +61,14 @@ def in_scope(spec: QuerySpec, user: Any, alias: str) -> QuerySet[Any]:
 
 def _narrowed(spec: QuerySpec, user: Any) -> QuerySet[Any]:
     queryset: QuerySet[Any] = scopes.restrict(spec.model, user, spec.model._default_manager.all())
-    for path, related in spec.scoped_relations:
+    for relation in spec.scoped_relations:
         # A row that shows, filters or sorts by a related row the caller may not see would reveal it.
-        visible = scopes.restrict(related, user, related._default_manager.all())
-        queryset = queryset.filter(Q(**{f"{path}{SEP}isnull": True}) | Q(**{f"{path}{SEP}in": visible}))
+        visible = scopes.restrict(relation.model, user, relation.model._default_manager.all())
+        reachable = Q(**{f"{relation.path}{SEP}in": visible})
+        # Without a related row nothing is revealed; on a column that cannot be NULL, that case never arises.
+        queryset = queryset.filter(
+            Q(**{f"{relation.path}{SEP}isnull": True}) | reachable if relation.nullable else reachable
+        )
     if spec.scope_field:
         queryset = queryset.filter(**{spec.scope_field: user}) if user.is_authenticated else queryset.none()
     if spec.scope:
