@@ -9,21 +9,13 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from mcp_tools.access import scopes
-from mcp_tools.models import ModelQuery
 from mcp_tools.tools.executors.queries.call import in_scope
-from mcp_tools.tools.executors.queries.config import QuerySpec, build
-from tests.live import query_data
-from tests.queries import seed_users
+from tests.queries import seed_users, spec_of
 from tests.testapp.models import Item
 
 pytestmark = pytest.mark.django_db
 
 ALIAS = "default"
-
-
-def spec_of(name: str) -> QuerySpec:
-    config = next(config for config in query_data.TOOLS if config.name == name)
-    return build(ModelQuery(model=config.model, operation=config.operation, **config.options), name)
 
 
 def ids(queryset: Any) -> list[int]:
