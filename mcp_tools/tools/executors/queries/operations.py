@@ -1,15 +1,14 @@
-"""The four reads and the dispatch of all seven operations, always within the caller's scope, each in one
-transaction under a statement timeout; a list whose page and total one SELECT answers together needs no
-transaction where there is no timeout to set."""
+"""The four reads and the dispatch of all seven operations, always within the caller's scope: writes in one
+transaction, and every call under a statement timeout where the database has one."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import Any
 
 from django.db import connections, router, transaction
-from django.db.models import Avg, Count, Max, Min, Q, QuerySet, Sum, Window
+from django.db.models import Avg, Count, Max, Min, Q, QuerySet, Sum
 
 from mcp_tools.conf import mcp_settings
 from mcp_tools.models import ModelQuery
@@ -24,23 +23,16 @@ Operation = ModelQuery.Operation
 FUNCTIONS: dict[str, type[Any]] = {"sum": Sum, "avg": Avg, "min": Min, "max": Max}
 
 
-# The total that a page's SELECT counts alongside its rows. Field names cannot end with an underscore
-# (fields.E001), so no output field is named so.
-TOTAL = "mcp_total_"
-
-
 def execute(spec: QuerySpec, plan: Plan, arguments: dict[str, Any], user: Any) -> Result:
     alias = router.db_for_write(spec.model) if spec.is_write else router.db_for_read(spec.model)
     call = QueryCall(spec, plan, arguments, user, in_scope(spec, user, alias))
-    if spec.operation == Operation.LIST:
-        # One statement sees one state of the database: its rows and its total agree without a transaction,
-        # which only PostgreSQL needs, for its statement timeout.
-        with guarded(alias) if connections[alias].vendor == "postgresql" else nullcontext():
-            found = counted_list(call)
-        if found is not None:
-            return found
-    with guarded(alias):
-        return OPERATIONS[spec.operation](call)
+    if spec.is_write or connections[alias].vendor == "postgresql":
+        with guarded(alias):
+            return OPERATIONS[spec.operation](call)
+    # A read needs a transaction only to carry PostgreSQL's statement timeout. Under PostgreSQL's default
+    # READ COMMITTED it never made a list's count and page one snapshot; elsewhere it cost a BEGIN and a
+    # COMMIT per call, and on SQLite held the shared lock across both statements, delaying every writer.
+    return OPERATIONS[spec.operation](call)
 
 
 @contextmanager
@@ -67,49 +59,15 @@ def _searched(spec: QuerySpec, plan: Plan, queryset: QuerySet[Any]) -> QuerySet[
     return queryset.filter(contains(spec.search, plan.search)) if plan.search else queryset
 
 
-def _listed(call: QueryCall) -> QuerySet[Any]:
+def run_list(call: QueryCall) -> Result:
     spec, plan = call.spec, call.plan
     pk = spec.model._meta.pk.name
     # A stable order makes offsets page without gaps or repeats.
-    return _searched(spec, plan, call.queryset).order_by(*(_column(spec, o) for o in (plan.order_by, pk) if o))
-
-
-def run_list(call: QueryCall) -> Result:
-    plan, queryset = call.plan, _listed(call)
+    queryset = _searched(spec, plan, call.queryset).order_by(*(_column(spec, o) for o in (plan.order_by, pk) if o))
     total = queryset.count()
-    return _page(call, rows(call.spec, queryset[plan.offset : plan.offset + plan.limit]), total)
-
-
-def counted_list(call: QueryCall) -> Result | None:
-    """The list from one SELECT that counts every matching row alongside the page's (``COUNT(*) OVER ()``);
-    None where that count could differ from ``count()``'s or the page is empty, which tells no total."""
-    spec, plan = call.spec, call.plan
-    queryset = _listed(call)
-    query = queryset.query
-    if (
-        spec.serializer
-        or not spec.output
-        or query.distinct
-        or query.combinator
-        or query.group_by is not None
-        or not connections[queryset.db].features.supports_over_clause
-    ):
-        return None
-    counted = queryset.values(*(r.path for r in spec.output)).annotate(**{TOTAL: Window(Count("*"))})
-    found = list(counted[plan.offset : plan.offset + plan.limit])
-    if not found:
-        return None
-    total = found[0][TOTAL]
-    for values in found:
-        del values[TOTAL]
-    return _page(call, [serialize.row(values) for values in found], total)
-
-
-def _page(call: QueryCall, shown: list[dict[str, Any]], total: int) -> Result:
-    result: Result = {"results": shown, "count": total}
-    end = call.plan.offset + call.plan.limit
-    if end < total:
-        result["next_cursor"] = make_cursor(call.spec, call.arguments, end)
+    result: Result = {"results": rows(spec, queryset[plan.offset : plan.offset + plan.limit]), "count": total}
+    if plan.offset + plan.limit < total:
+        result["next_cursor"] = make_cursor(spec, call.arguments, plan.offset + plan.limit)
     return result
 
 
