@@ -7,8 +7,11 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AnonymousUser
 
 from mcp_tools.access import scopes
+from mcp_tools.tools.executors.queries import operations
+from mcp_tools.tools.executors.queries.arguments import plan
 from mcp_tools.tools.executors.queries.call import in_scope
 from tests.queries import seed_users, spec_of
 from tests.testapp.models import Item
@@ -54,8 +57,22 @@ def test_a_reloaded_caller_a_new_configuration_and_a_new_scope_build_the_rows_ag
 
 
 def test_anonymous_callers_get_no_reused_rows(people: dict[str, Any]) -> None:
-    from django.contrib.auth.models import AnonymousUser
-
     spec, anonymous = spec_of("tenant_items"), AnonymousUser()
 
     assert in_scope(spec, anonymous, ALIAS) is not in_scope(spec, anonymous, ALIAS)
+
+
+def test_a_reused_listing_pages_and_sorts_each_callers_own_rows(people: dict[str, Any]) -> None:
+    spec = spec_of("tenant_items")
+
+    def listed(username: str, arguments: dict[str, Any]) -> list[int]:
+        return [
+            row["id"] for row in operations.execute(spec, plan(spec, arguments), arguments, people[username])["results"]
+        ]
+
+    for _ in range(2):  # the second round reads what the first built
+        for username, tenant in (("alice", "north"), ("bob", "south")):
+            for order in ("pk", "name", "-name"):
+                arguments = {"limit": 100} if order == "pk" else {"limit": 100, "order_by": order}
+                expected = Item.objects.filter(account__tenant=tenant).order_by(order, "pk")
+                assert listed(username, arguments) == list(expected.values_list("pk", flat=True))

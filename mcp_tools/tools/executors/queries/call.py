@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from django.db.models import Q, QuerySet
 
@@ -29,34 +30,38 @@ class QueryCall:
     queryset: QuerySet[Any]
 
 
-# Where in_scope() keeps what it built, on the user object itself: a session holds its caller's object until
+# Where reused() keeps what it built, on the user object itself: a session holds its caller's object until
 # the caller's rights change, and then gets a fresh one (permissions.reload), which starts empty.
 SCOPED_ROWS = "_mcp_scoped_rows"
+Built = TypeVar("Built")
+
+
+def reused(spec: QuerySpec, user: Any, alias: str, part: str, build: Callable[[], Built]) -> Built:
+    """What ``build`` makes of the caller's rows for this tool on database ``alias`` (``part`` names which
+    thing), made once per tool configuration (``spec``, new with every catalog snapshot), caller object,
+    scope registration and worker thread, then reused: callers only derive new querysets from it."""
+    if not getattr(user, "is_authenticated", False):
+        return build()
+    # Per thread: compiling a query touches the state of the subqueries it shares with its clones.
+    key = (spec.tool_name, spec.model._meta.label_lower, alias, part, threading.get_ident())
+    made: dict[tuple[str, str, str, str, int], tuple[QuerySpec, int, Any]] = user.__dict__.setdefault(SCOPED_ROWS, {})
+    found = made.get(key)
+    registrations = scopes.registrations()
+    if found is not None and found[0] is spec and found[1] == registrations:
+        return cast(Built, found[2])
+    value = build()
+    made[key] = (spec, registrations, value)
+    return value
 
 
 def in_scope(spec: QuerySpec, user: Any, alias: str) -> QuerySet[Any]:
     """Every row the caller may see through this tool on database ``alias``: the scopes registered for its
     model and for every model it reaches through a relation, then its scope field and its own scope.
 
-    Built once per tool configuration (``spec``, new with every catalog snapshot), caller object, scope
-    registration and worker thread, then reused: callers only derive new querysets from it. A scope is
-    therefore applied once per session's caller rather than once per call; what it narrows by in SQL (a
-    filter, a subquery) is still read afresh by every call.
+    Built once and reused (see :func:`reused`): a scope is applied once per session's caller rather than once
+    per call; what it narrows by in SQL (a filter, a subquery) is still read afresh by every call.
     """
-    if not getattr(user, "is_authenticated", False):
-        return _narrowed(spec, user).using(alias)
-    # Per thread: compiling a query touches the state of the subqueries it shares with its clones.
-    key = (spec.tool_name, spec.model._meta.label_lower, alias, threading.get_ident())
-    built: dict[tuple[str, str, str, int], tuple[QuerySpec, int, QuerySet[Any]]] = user.__dict__.setdefault(
-        SCOPED_ROWS, {}
-    )
-    found = built.get(key)
-    registrations = scopes.registrations()
-    if found is not None and found[0] is spec and found[1] == registrations:
-        return found[2]
-    queryset = _narrowed(spec, user).using(alias)
-    built[key] = (spec, registrations, queryset)
-    return queryset
+    return reused(spec, user, alias, "", lambda: _narrowed(spec, user).using(alias))
 
 
 def _narrowed(spec: QuerySpec, user: Any) -> QuerySet[Any]:
@@ -83,10 +88,19 @@ def rows(spec: QuerySpec, queryset: QuerySet[Any]) -> list[dict[str, Any]]:
     """The rows of ``queryset`` as the tool shows them: its output fields, or its serializer's shape."""
     if spec.serializer:
         return serialize.with_serializer(spec.serializer, list(queryset))
+    return shown(output_values(spec, queryset))
+
+
+def output_values(spec: QuerySpec, queryset: QuerySet[Any]) -> QuerySet[Any]:
+    """``queryset`` reading the tool's output fields, as dictionaries."""
     if not spec.output:
         # values() without names would read every column; a tool without output fields shows none.
         raise LookupError(f"Tool {spec.tool_name!r} has no output fields")
-    return [serialize.row(values) for values in queryset.values(*(r.path for r in spec.output))]
+    return queryset.values(*(r.path for r in spec.output))
+
+
+def shown(values: QuerySet[Any]) -> list[dict[str, Any]]:
+    return [serialize.row(row) for row in values]
 
 
 def one(call: QueryCall, queryset: QuerySet[Any]) -> Any:

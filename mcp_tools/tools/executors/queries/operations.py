@@ -14,7 +14,16 @@ from mcp_tools.conf import mcp_settings
 from mcp_tools.models import ModelQuery
 from mcp_tools.tools.executors.queries import serialize, writes
 from mcp_tools.tools.executors.queries.arguments import Plan, make_cursor
-from mcp_tools.tools.executors.queries.call import QueryCall, Result, in_scope, not_found, rows
+from mcp_tools.tools.executors.queries.call import (
+    QueryCall,
+    Result,
+    in_scope,
+    not_found,
+    output_values,
+    reused,
+    rows,
+    shown,
+)
 from mcp_tools.tools.executors.queries.config import QuerySpec
 from mcp_tools.tools.executors.queries.fields import SEP
 
@@ -61,11 +70,23 @@ def _searched(spec: QuerySpec, plan: Plan, queryset: QuerySet[Any]) -> QuerySet[
 
 def run_list(call: QueryCall) -> Result:
     spec, plan = call.spec, call.plan
-    pk = spec.model._meta.pk.name
-    # A stable order makes offsets page without gaps or repeats.
-    queryset = _searched(spec, plan, call.queryset).order_by(*(_column(spec, o) for o in (plan.order_by, pk) if o))
+    page = slice(plan.offset, plan.offset + plan.limit)
+
+    def listed() -> tuple[QuerySet[Any], QuerySet[Any] | None]:
+        pk = spec.model._meta.pk.name
+        # A stable order makes offsets page without gaps or repeats.
+        ordering = (_column(spec, o) for o in (plan.order_by, pk) if o)
+        queryset = _searched(spec, plan, call.queryset).order_by(*ordering)
+        return queryset, None if spec.serializer else output_values(spec, queryset)
+
+    if plan.filters or plan.search:
+        queryset, values = listed()
+    else:
+        # Calls that only page or sort read the same query: build it once, as in_scope() builds its rows.
+        queryset, values = reused(spec, call.user, call.queryset.db, f"list {plan.order_by}", listed)
     total = queryset.count()
-    result: Result = {"results": rows(spec, queryset[plan.offset : plan.offset + plan.limit]), "count": total}
+    found = rows(spec, queryset[page]) if values is None else shown(values[page])
+    result: Result = {"results": found, "count": total}
     if plan.offset + plan.limit < total:
         result["next_cursor"] = make_cursor(spec, call.arguments, plan.offset + plan.limit)
     return result
