@@ -10,7 +10,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
 
 from mcp_tools.access import scopes
-from mcp_tools.tools.executors.queries import operations
+from mcp_tools.conf import mcp_settings
+from mcp_tools.tools.executors.queries import call, operations
 from mcp_tools.tools.executors.queries.arguments import plan
 from mcp_tools.tools.executors.queries.call import in_scope
 from tests.queries import seed_users, spec_of
@@ -76,3 +77,17 @@ def test_a_reused_listing_pages_and_sorts_each_callers_own_rows(people: dict[str
                 arguments = {"limit": 100} if order == "pk" else {"limit": 100, "order_by": order}
                 expected = Item.objects.filter(account__tenant=tenant).order_by(order, "pk")
                 assert listed(username, arguments) == list(expected.values_list("pk", flat=True))
+
+
+def test_reused_rows_are_built_again_once_the_freshness_bound_passes(people: dict[str, Any], monkeypatch) -> None:
+    # A scope may read values when it builds its filter (a profile's regions, say): a change to them must bind
+    # within FRESHNESS_SECONDS, as the owner's other decisions do.
+    spec, alice = spec_of("tenant_items"), people["alice"]
+    now = [1000.0]
+    monkeypatch.setattr(call.time, "monotonic", lambda: now[0])
+    first = in_scope(spec, alice, ALIAS)
+
+    now[0] += float(mcp_settings.FRESHNESS_SECONDS) - 0.01
+    assert in_scope(spec, alice, ALIAS) is first
+    now[0] += 0.02
+    assert in_scope(spec, alice, ALIAS) is not first

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -10,6 +11,7 @@ from typing import Any, TypeVar, cast
 from django.db.models import Q, QuerySet
 
 from mcp_tools.access import scopes
+from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import ToolError
 from mcp_tools.tools.executors.queries import serialize
 from mcp_tools.tools.executors.queries.arguments import Plan
@@ -39,18 +41,23 @@ Built = TypeVar("Built")
 def reused(spec: QuerySpec, user: Any, alias: str, part: str, build: Callable[[], Built]) -> Built:
     """What ``build`` makes of the caller's rows for this tool on database ``alias`` (``part`` names which
     thing), made once per tool configuration (``spec``, new with every catalog snapshot), caller object,
-    scope registration and worker thread, then reused: callers only derive new querysets from it."""
+    scope registration and worker thread, then reused for at most FRESHNESS_SECONDS: callers only derive new
+    querysets from it. The bound is for scopes that read values (a profile's regions, say) when they build
+    their filter: a change to those binds within it, as every other decision of the owner does."""
     if not getattr(user, "is_authenticated", False):
         return build()
     # Per thread: compiling a query touches the state of the subqueries it shares with its clones.
     key = (spec.tool_name, spec.model._meta.label_lower, alias, part, threading.get_ident())
-    made: dict[tuple[str, str, str, str, int], tuple[QuerySpec, int, Any]] = user.__dict__.setdefault(SCOPED_ROWS, {})
+    made: dict[tuple[str, str, str, str, int], tuple[QuerySpec, int, float, Any]] = user.__dict__.setdefault(
+        SCOPED_ROWS, {}
+    )
     found = made.get(key)
     registrations = scopes.registrations()
-    if found is not None and found[0] is spec and found[1] == registrations:
-        return cast(Built, found[2])
+    now = time.monotonic()
+    if found is not None and found[0] is spec and found[1] == registrations and found[2] > now:
+        return cast(Built, found[3])
     value = build()
-    made[key] = (spec, registrations, value)
+    made[key] = (spec, registrations, now + float(mcp_settings.FRESHNESS_SECONDS), value)
     return value
 
 
