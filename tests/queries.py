@@ -15,6 +15,8 @@ from typing import Any
 from django.db import transaction
 from django.db.models import QuerySet
 
+from mcp_tools.models import ModelQuery
+from mcp_tools.tools.executors.queries.config import QuerySpec, build
 from tests.live import query_data
 from tests.live.query_data import ITEM_OUTPUT, READ_PERMISSIONS, WRITE_PERMISSIONS, grant
 from tests.testapp.models import Account, Item
@@ -78,3 +80,9 @@ def items_of(username: str) -> QuerySet[Any]:
 def snapshot() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Every item and account row, to prove a refused call wrote nothing."""
     return list(Item.objects.order_by("pk").values()), list(Account.objects.order_by("pk").values())
+
+
+def spec_of(name: str) -> QuerySpec:
+    """The resolved configuration of the test tool ``name``."""
+    config = next(config for config in query_data.TOOLS if config.name == name)
+    return build(ModelQuery(model=config.model, operation=config.operation, **config.options), name)

@@ -21,6 +21,7 @@ ModelRef = type[models.Model] | str
 
 _scopes: dict[str, Scope] = {}
 _model_scopes: dict[str, list[str]] = {}  # lower-case "app_label.modelname" -> scope names
+_registrations = 0  # grows with every registration, so that what was narrowed before one is built again
 
 
 def query_scope(name: str, *, model: ModelRef | Iterable[ModelRef] | None = None) -> Callable[[S], S]:
@@ -32,6 +33,8 @@ def query_scope(name: str, *, model: ModelRef | Iterable[ModelRef] | None = None
     labels = _labels(model)
 
     def register(func: S) -> S:
+        global _registrations
+        _registrations += 1
         _scopes[name] = func
         for label in labels:
             names = _model_scopes.setdefault(label, [])
@@ -47,6 +50,11 @@ def _labels(model: ModelRef | Iterable[ModelRef] | None) -> tuple[str, ...]:
         return ()
     items = [model] if isinstance(model, str | type) else list(model)
     return tuple(item.lower() if isinstance(item, str) else item._meta.label_lower for item in items)
+
+
+def registrations() -> int:
+    """How many registrations have been made: a scope narrowed before a later one may be out of date."""
+    return _registrations
 
 
 def get(name: str) -> Scope | None:

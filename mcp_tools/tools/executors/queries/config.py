@@ -36,6 +36,16 @@ DATES = (models.DateField, models.TimeField)
 
 
 @dataclass(frozen=True)
+class ScopedRelation:
+    """A declared relation to a model with a registered scope; ``nullable`` unless the path is a column of the
+    tool's own model that cannot hold NULL."""
+
+    path: str
+    model: type[models.Model]
+    nullable: bool
+
+
+@dataclass(frozen=True)
 class QuerySpec:
     """Everything a call may touch, resolved against the model once."""
 
@@ -62,13 +72,15 @@ class QuerySpec:
     order_columns: dict[str, str]
 
     @cached_property
-    def scoped_relations(self) -> tuple[tuple[str, type[models.Model]], ...]:
+    def scoped_relations(self) -> tuple[ScopedRelation, ...]:
         """Declared relations that lead to a model with a registered scope, with that model."""
         found = []
         for path in sorted(self.relations):
-            related = target(resolve(self.model, path, self.relations).field)
+            field = resolve(self.model, path, self.relations).field
+            related = target(field)
             if scopes.for_model(related):
-                found.append((path, related))
+                # A key of the row itself that cannot be NULL: only then is "no related row" impossible.
+                found.append(ScopedRelation(path, related, SEP in path or bool(field.null)))
         return tuple(found)
 
     @property

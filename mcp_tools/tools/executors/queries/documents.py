@@ -74,7 +74,7 @@ def _parse(sources: Sources, document_id: str) -> tuple[Source | None, Any]:
 def _read(source: Source, user: Any, condition: Q, limit: int) -> list[dict[str, Any]]:
     alias = router.db_for_read(source.model)
     with guarded(alias):
-        queryset: QuerySet[Any] = in_scope(source.query, user).using(alias).filter(condition).order_by("pk")
+        queryset: QuerySet[Any] = in_scope(source.query, user, alias).filter(condition).order_by("pk")
         rows = [serialize.row(r) for r in queryset.values("pk", *(f.path for f in source.query.output))[:limit]]
         instances = _instances(source, queryset, rows)
         return [_document(source, row, instances.get(row["pk"])) for row in rows]

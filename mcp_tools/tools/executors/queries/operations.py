@@ -1,5 +1,5 @@
-"""The four reads and the dispatch of all seven operations, each run in one transaction under a statement
-timeout, always within the caller's scope."""
+"""The four reads and the dispatch of all seven operations, always within the caller's scope: writes in one
+transaction, and every call under a statement timeout where the database has one."""
 
 from __future__ import annotations
 
@@ -14,7 +14,16 @@ from mcp_tools.conf import mcp_settings
 from mcp_tools.models import ModelQuery
 from mcp_tools.tools.executors.queries import serialize, writes
 from mcp_tools.tools.executors.queries.arguments import Plan, make_cursor
-from mcp_tools.tools.executors.queries.call import QueryCall, Result, in_scope, not_found, rows
+from mcp_tools.tools.executors.queries.call import (
+    QueryCall,
+    Result,
+    in_scope,
+    not_found,
+    output_values,
+    reused,
+    rows,
+    shown,
+)
 from mcp_tools.tools.executors.queries.config import QuerySpec
 from mcp_tools.tools.executors.queries.fields import SEP
 
@@ -25,8 +34,14 @@ FUNCTIONS: dict[str, type[Any]] = {"sum": Sum, "avg": Avg, "min": Min, "max": Ma
 
 def execute(spec: QuerySpec, plan: Plan, arguments: dict[str, Any], user: Any) -> Result:
     alias = router.db_for_write(spec.model) if spec.is_write else router.db_for_read(spec.model)
-    with guarded(alias):
-        return OPERATIONS[spec.operation](QueryCall(spec, plan, arguments, user, in_scope(spec, user).using(alias)))
+    call = QueryCall(spec, plan, arguments, user, in_scope(spec, user, alias))
+    if spec.is_write or connections[alias].vendor == "postgresql":
+        with guarded(alias):
+            return OPERATIONS[spec.operation](call)
+    # A read needs a transaction only to carry PostgreSQL's statement timeout. Under PostgreSQL's default
+    # READ COMMITTED it never made a list's count and page one snapshot; elsewhere it cost a BEGIN and a
+    # COMMIT per call, and on SQLite held the shared lock across both statements, delaying every writer.
+    return OPERATIONS[spec.operation](call)
 
 
 @contextmanager
@@ -49,17 +64,29 @@ def contains(paths: Iterable[str], text: str) -> Q:
 
 
 def _searched(spec: QuerySpec, plan: Plan, queryset: QuerySet[Any]) -> QuerySet[Any]:
-    queryset = queryset.filter(plan.filters)
+    queryset = queryset.filter(plan.filters) if plan.filters else queryset
     return queryset.filter(contains(spec.search, plan.search)) if plan.search else queryset
 
 
 def run_list(call: QueryCall) -> Result:
     spec, plan = call.spec, call.plan
-    pk = spec.model._meta.pk.name
-    # A stable order makes offsets page without gaps or repeats.
-    queryset = _searched(spec, plan, call.queryset).order_by(*(_column(spec, o) for o in (plan.order_by, pk) if o))
+    page = slice(plan.offset, plan.offset + plan.limit)
+
+    def listed() -> tuple[QuerySet[Any], QuerySet[Any] | None]:
+        pk = spec.model._meta.pk.name
+        # A stable order makes offsets page without gaps or repeats.
+        ordering = (_column(spec, o) for o in (plan.order_by, pk) if o)
+        queryset = _searched(spec, plan, call.queryset).order_by(*ordering)
+        return queryset, None if spec.serializer else output_values(spec, queryset)
+
+    if plan.filters or plan.search:
+        queryset, values = listed()
+    else:
+        # Calls that only page or sort read the same query: build it once, as in_scope() builds its rows.
+        queryset, values = reused(spec, call.user, call.queryset.db, f"list {plan.order_by}", listed)
     total = queryset.count()
-    result: Result = {"results": rows(spec, queryset[plan.offset : plan.offset + plan.limit]), "count": total}
+    found = rows(spec, queryset[page]) if values is None else shown(values[page])
+    result: Result = {"results": found, "count": total}
     if plan.offset + plan.limit < total:
         result["next_cursor"] = make_cursor(spec, call.arguments, plan.offset + plan.limit)
     return result
