@@ -417,3 +417,12 @@ async def test_initialize_inside_a_batch_is_refused(user: Any) -> None:
     await wire.send([rpc(8, "ping"), rpc(9, "initialize", {"protocolVersion": "2025-03-26"})])
     assert wire.sent[-1] == error(None, INVALID_REQUEST, "initialize must not be part of a batch")
     assert wire.responses_to(8) == []
+
+
+def test_an_encoded_object_is_sent_as_its_text_and_compares_as_its_value():
+    value = {"content": [{"type": "text", "text": "3"}], "isError": False}
+    encoded = jsonrpc.Encoded(value, jsonrpc.encode(value))
+
+    assert encoded == value
+    assert jsonrpc.encode(jsonrpc.result(7, encoded)) == '{"jsonrpc":"2.0","id":7,"result":' + encoded.text + "}"
+    assert jsonrpc.encode([jsonrpc.result(1, encoded)]) == '[{"jsonrpc":"2.0","id":1,"result":' + encoded.text + "}]"

@@ -49,6 +49,20 @@ class RawJSON(str):
     __slots__ = ()
 
 
+class Encoded(dict[str, Any]):
+    """A JSON object that also holds its encoding ``text``, which :func:`encode` splices as it does RawJSON.
+
+    For a value that had to be encoded anyway (a tool's result, to measure it): it is not encoded twice.
+    Code that changes it must change a copy (``dict(value)``), or the text would no longer say the same.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, value: dict[str, Any], text: str) -> None:
+        super().__init__(value)
+        self.text = text
+
+
 def _finite(text: str) -> float:
     number = float(text)
     if not math.isfinite(number):
@@ -163,6 +177,8 @@ def encode(message: Any) -> str:
     """Encode a message; :class:`RawJSON` values one or two levels deep are spliced as they are."""
     if isinstance(message, RawJSON):
         return message
+    if isinstance(message, Encoded):
+        return message.text
     parts: list[str] = []
     _encode_into(message, parts)
     # One join: a spliced value (a page of a thousand definitions) is copied once, not once per level.
@@ -172,6 +188,8 @@ def encode(message: Any) -> str:
 def _encode_into(message: Any, parts: list[str]) -> None:
     if isinstance(message, RawJSON):
         parts.append(message)
+    elif isinstance(message, Encoded):
+        parts.append(message.text)
     elif isinstance(message, list):
         parts.append("[")
         for index, item in enumerate(message):
@@ -191,7 +209,7 @@ def _encode_into(message: Any, parts: list[str]) -> None:
 
 
 def _contains_raw(value: Any, depth: int = 0) -> bool:
-    if isinstance(value, RawJSON):
+    if isinstance(value, RawJSON | Encoded):
         return True
     if isinstance(value, dict) and depth < 2:
         return any(_contains_raw(v, depth + 1) for v in value.values())

@@ -23,7 +23,7 @@ from mcp_tools.exceptions import (
 from mcp_tools.models import Tool, ToolCall
 from mcp_tools.protocol import errors, shapes
 from mcp_tools.protocol import versions as v
-from mcp_tools.protocol.jsonrpc import Request, notification
+from mcp_tools.protocol.jsonrpc import Encoded, Request, notification
 from mcp_tools.protocol.versions import Revision
 from mcp_tools.server.session import InFlight, Session
 from mcp_tools.tools.catalog import catalog
@@ -90,22 +90,25 @@ class Call:
         if result.is_error and self.revision <= v.DRAFT:
             return errors.tool_failure(self.message or GENERIC_FAILURE, self.revision)
         shaped = shapes.call_result(result, self.revision)
-        problem = self.measure(shaped)
-        if problem is not None:
-            self.outcome, self.message = Outcome.ERROR, problem
-            return errors.tool_failure(problem, self.revision)
-        return shaped
-
-    def measure(self, shaped: dict[str, Any]) -> str | None:
-        """Record the result's size; why it cannot be sent, if it cannot."""
         try:
-            self.result_bytes = len(json.dumps(shaped, separators=(",", ":"), allow_nan=False, default=str))
+            text = self.measure(shaped)
+        except Refused as exc:
+            self.outcome, self.message = exc.outcome, str(exc)
+            return errors.tool_failure(str(exc), self.revision)
+        # Encoded to measure it, the result is sent as it was measured rather than encoded again.
+        return Encoded(shaped, text)
+
+    def measure(self, shaped: dict[str, Any]) -> str:
+        """The result's JSON, its size recorded; Refused when it cannot be sent."""
+        try:
+            text = _encode_result(shaped)
         except ValueError:
             logger.error("Tool %s returned NaN or Infinity, which JSON cannot carry", self.name)
-            return GENERIC_FAILURE
+            raise Refused(Outcome.ERROR, GENERIC_FAILURE) from None
+        self.result_bytes = len(text)
         if self.result_bytes > int(mcp_settings.MAX_RESULT_BYTES):
-            return f"The result is larger than {mcp_settings.MAX_RESULT_BYTES} bytes."
-        return None
+            raise Refused(Outcome.ERROR, f"The result is larger than {mcp_settings.MAX_RESULT_BYTES} bytes.")
+        return text
 
     async def result(self, snapshot: Snapshot) -> CallResult:
         """What the tool produced; a denied or unknown call counts against DENIED_RATE first."""
@@ -250,6 +253,10 @@ class Call:
 
 def too_many_calls() -> str:
     return f"Too many calls in progress (at most {mcp_settings.MAX_CONCURRENT_CALLS})."
+
+
+# A tool's result as it is sent: compact, ASCII, and never NaN or Infinity, which JSON cannot carry.
+_encode_result = json.JSONEncoder(separators=(",", ":"), allow_nan=False, default=str).encode
 
 
 def parameter_names(entry: Entry | None) -> frozenset[str]:

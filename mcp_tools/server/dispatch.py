@@ -232,6 +232,7 @@ class Server:
             logger.exception("Unexpected error answering %s", message.method)
             return error_response(message.id, ProtocolError())
         if terms.revision.is_modern:
+            result = dict(result)  # an Encoded result's text would no longer say what it holds
             result.setdefault("resultType", "complete")
             result.setdefault("_meta", {})[v.SERVER_INFO_META] = server_info()
         return jsonrpc.result(message.id, result)
