@@ -5,6 +5,7 @@
 With DATABASE_URL (PostgreSQL) the database is the URL's and BENCH_DB is not needed.
 
 Optional: BENCH_PAGE_SIZE (tools/list page size), BENCH_AUDIT=0 (MCP_TOOLS["AUDIT"] off),
+BENCH_AUDIT_FLUSH_SECONDS (audit rows batched behind the answers instead of committed before them),
 BENCH_REDIS_NO_TIMEOUT=1 (no socket read timeout on the Redis channel layer; needs REDIS_URL).
 """
 
@@ -19,6 +20,8 @@ if os.environ.get("BENCH_PAGE_SIZE"):
     MCP_TOOLS = {**MCP_TOOLS, "PAGE_SIZE": int(os.environ["BENCH_PAGE_SIZE"])}
 if os.environ.get("BENCH_AUDIT", "1") == "0":
     MCP_TOOLS = {**MCP_TOOLS, "AUDIT": False}
+if os.environ.get("BENCH_AUDIT_FLUSH_SECONDS"):
+    MCP_TOOLS = {**MCP_TOOLS, "AUDIT_FLUSH_SECONDS": float(os.environ["BENCH_AUDIT_FLUSH_SECONDS"])}
 if os.environ.get("BENCH_REDIS_NO_TIMEOUT") == "1":
     CHANNEL_LAYERS = {
         "default": {

@@ -229,6 +229,7 @@ def workloads(scale: Scale) -> dict[str, Workload]:
         found[f"add-modern-{sessions}"] = add("project", "/mcp", sessions, modern=True)
         found[f"add-modern-{sessions}-bare"] = add("bare", "/mcp", sessions, modern=True)
     found["add-ws-32-audit-off"] = replace(found["add-ws-32"], server="project-audit-off")
+    found["add-ws-32-audit-batched"] = replace(found["add-ws-32"], server="project-audit-batched")
     found["orm-ws"] = orm("project", "/mcp/ws")
     found["orm-ws-bare"] = orm("bare", "/mcp/orm-ws")
     found["orm-http"] = orm("project", "/mcp")
@@ -260,6 +261,14 @@ ROWS = [
     Row("list", f"{LISTING}, WebSocket", "p50 ms", "list-ws", None, Target("max", 3)),
     Row("list", f"{LISTING}, HTTP legacy", "p50 ms", "list-http", None, Target("max", 5)),
     Row("audit", "add, WebSocket, 32 sessions, audit on / off", "ops/s", "add-ws-32", "add-ws-32-audit-off", WITHIN_10),
+    Row(
+        "audit",
+        "the same, audit rows batched (AUDIT_FLUSH_SECONDS 0.5) / off",
+        "ops/s",
+        "add-ws-32-audit-batched",
+        "add-ws-32-audit-off",
+        WITHIN_10,
+    ),
     Row("fanout", f"{FAN}, 1 worker", "p99 ms", "fanout-1", None, Target("max", 100)),
     Row("fanout", f"{FAN}, 2 workers", "p99 ms", "fanout-2", None, Target("max", 150)),
 ]  # fmt: skip
@@ -329,6 +338,7 @@ def server_plans(
     plans: dict[str, tuple[str, dict[str, str], str | None]] = {
         "project": (project, base, None),
         "project-audit-off": (project, {**base, "BENCH_AUDIT": "0"}, None),
+        "project-audit-batched": (project, {**base, "BENCH_AUDIT_FLUSH_SECONDS": "0.5"}, None),
         "bare": ("baseline_orm:application", base, "bench"),
     }
     if "list" in files:

@@ -766,3 +766,22 @@ def test_the_quick_secret_check_agrees_with_the_shared_rule(pieces, extra):
     name = "".join(word + separator for word, separator in pieces)
 
     assert SecretNames(extra)(name) is is_secret_name(name, extra)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("count", [1, 3])
+def test_rows_naming_a_user_deleted_since_their_call_are_kept_without_the_link(count):
+    row = {
+        "created_at": timezone.now(),
+        "user_id": 987_654,  # no such user: deleted while the call ran
+        "username": "gone",
+        "transport": "websocket",
+        "tool_name": "add",
+        "arguments": {"a": 1},
+        "outcome": "ok",
+    }
+
+    audit_module._insert([dict(row) for _ in range(count)])
+
+    kept = list(ToolCall.objects.filter(username="gone").values_list("user_id", flat=True))
+    assert kept == [None] * count

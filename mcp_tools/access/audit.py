@@ -135,6 +135,11 @@ def _execute_many(rows: list[dict[str, Any]]) -> None:
         )
         for row in rows
     ]
+    if len(values) == 1 and not connection.in_atomic_block:
+        # One statement commits on its own (a call alone, the usual case at low load): no transaction to open.
+        with connection.cursor() as cursor:
+            cursor.execute(sql, values[0])
+        return
     with transaction.atomic(using=alias), connection.cursor() as cursor:
         cursor.executemany(sql, values)
 
