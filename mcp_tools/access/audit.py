@@ -44,8 +44,8 @@ class AuditLog:
         delay = float(mcp_settings.AUDIT_FLUSH_SECONDS or 0)
         if delay <= 0:
             self._write_soon()
-            # A caller cancelled while it waits stops waiting; its row is written all the same.
-            await asyncio.shield(written)
+            # A caller cancelled while it waits cancels only its wait: the row is in ``pending``, and is written.
+            await written
         elif len(self.pending) >= int(mcp_settings.AUDIT_BATCH_SIZE):
             self._write_soon()
         elif self._timer is None:
