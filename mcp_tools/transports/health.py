@@ -1,7 +1,9 @@
 """``GET /mcp/health``: whether this worker process reaches its database and its channel layer.
 
 Load balancers and orchestrators ask it without credentials, so it says only which check failed: no
-versions, hosts or error texts. Each check is bounded by ``CHECK_SECONDS``; both run side by side.
+versions, hosts or error texts. Each check is bounded by ``CHECK_SECONDS``; both run side by side. Probes
+within ``FRESH_SECONDS`` of a check share its answer, so a flood of them costs the database and the layer
+one check a second, whoever sends it.
 """
 
 from __future__ import annotations
@@ -9,17 +11,21 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
+import time
 from typing import Any
 
 from channels.consumer import AsyncConsumer
 from channels.db import database_sync_to_async
 from django.db import connections, router
 
+from mcp_tools.loops import PerLoop
 from mcp_tools.notify.events import channel_layer, group_name
 from mcp_tools.notify.hub import cross_process
 
 logger = logging.getLogger("mcp_tools")
 CHECK_SECONDS = 2.0
+FRESH_SECONDS = 1.0
 HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
 DATABASE = "database"
 CHANNEL_LAYER = "channel_layer"
@@ -32,12 +38,37 @@ class HealthConsumer(AsyncConsumer):
         if scope.get("method") not in ("GET", "HEAD"):
             await _respond(send, 405, {"status": "method not allowed"}, ((b"allow", b"GET, HEAD"),))
             return
-        results = await asyncio.gather(_passes(DATABASE, _database()), _passes(CHANNEL_LAYER, _channel_layer()))
-        failed = [name for name, passed in zip((DATABASE, CHANNEL_LAYER), results, strict=True) if not passed]
+        failed = await _checks().failed()
         if failed:
             await _respond(send, 503, {"status": "unavailable", "failed": failed})
         else:
             await _respond(send, 200, {"status": "ok"})
+
+
+class Checks:
+    """The latest check of this process's services, shared by the probes that arrive while it runs and for
+    FRESH_SECONDS after it started."""
+
+    def __init__(self) -> None:
+        self.running: asyncio.Future[list[str]] | None = None
+        self.started = -math.inf
+
+    async def failed(self) -> list[str]:
+        """The names of the checks that failed (none: healthy)."""
+        now = time.monotonic()
+        if self.running is None or (self.running.done() and now - self.started >= FRESH_SECONDS):
+            self.started = now
+            self.running = asyncio.ensure_future(_check_all())
+        # A probe that goes away does not cancel the check the others wait for.
+        return list(await asyncio.shield(self.running))
+
+
+_checks = PerLoop(Checks)
+
+
+async def _check_all() -> list[str]:
+    results = await asyncio.gather(_passes(DATABASE, _database()), _passes(CHANNEL_LAYER, _channel_layer()))
+    return [name for name, passed in zip((DATABASE, CHANNEL_LAYER), results, strict=True) if not passed]
 
 
 async def _passes(name: str, check: Any) -> bool:
