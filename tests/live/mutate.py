@@ -130,14 +130,6 @@ def oauth(action: str, *args: str) -> Any:
         token.expires = timezone.now() + timedelta(seconds=float(args[1]))
         token.save()
         return token.expires.isoformat()
-    elif action == "ok-calls":
-        from mcp_tools.models import ToolCall
-
-        return list(ToolCall.objects.filter(tool_name=args[0], outcome="ok").values_list("arguments", flat=True))
-    elif action == "account-names":
-        from tests.testapp.models import Account
-
-        return list(Account.objects.values_list("name", flat=True))
     else:
         raise SystemExit(f"Unknown action {action!r}")
     return None
