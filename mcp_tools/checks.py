@@ -303,3 +303,18 @@ def check_persistent_connections(app_configs: Any = None, **kwargs: Any) -> list
         for alias, config in settings.DATABASES.items()
         if not config.get("CONN_MAX_AGE", 0)
     ]
+
+
+@checks.register(checks.Tags.compatibility, deploy=True)
+def check_audit_durability(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    delay = mcp_settings.AUDIT_FLUSH_SECONDS
+    if not mcp_settings.AUDIT or not isinstance(delay, int | float) or delay <= 0:
+        return []
+    return [
+        checks.Warning(
+            f"MCP_TOOLS['AUDIT_FLUSH_SECONDS'] is {delay:g}: audit rows wait up to that long after their calls are "
+            "answered, and those still waiting are lost when a worker process is killed.",
+            hint="Leave it None to commit each row before its call is answered.",
+            id="mcp_tools.W011",
+        )
+    ]

@@ -307,3 +307,23 @@ def test_a_database_without_persistent_connections_under_asgi_is_a_deployment_wa
     assert [m for m in mcp_checks() if m.id == "mcp_tools.W007"] == []
     monkeypatch.setitem(settings.DATABASES["default"], "CONN_MAX_AGE", 60)
     assert [m for m in mcp_checks(include_deployment_checks=True) if m.id == "mcp_tools.W007"] == []
+
+
+def test_audit_rows_batched_behind_the_answers_are_a_deployment_warning(settings) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_SECONDS": 0.5}
+    warning = checks.Warning(
+        "MCP_TOOLS['AUDIT_FLUSH_SECONDS'] is 0.5: audit rows wait up to that long after their calls are answered, "
+        "and those still waiting are lost when a worker process is killed.",
+        hint="Leave it None to commit each row before its call is answered.",
+        id="mcp_tools.W011",
+    )
+    assert [m for m in mcp_checks(include_deployment_checks=True) if m.id == "mcp_tools.W011"] == [warning]
+    assert [m for m in mcp_checks() if m.id == "mcp_tools.W011"] == []
+
+    for quiet in (
+        {"AUDIT_FLUSH_SECONDS": None},
+        {"AUDIT_FLUSH_SECONDS": 0},
+        {"AUDIT_FLUSH_SECONDS": 0.5, "AUDIT": False},
+    ):
+        settings.MCP_TOOLS = {**settings.MCP_TOOLS, **quiet}
+        assert [m for m in mcp_checks(include_deployment_checks=True) if m.id == "mcp_tools.W011"] == []
