@@ -521,7 +521,7 @@ def inserts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     sizes: list[int] = []
     original = audit_module._insert
 
-    def insert(rows: list[dict[str, Any]]) -> None:
+    def insert(rows: list[audit_module.Row]) -> None:
         sizes.append(len(rows))
         original(rows)
 
@@ -574,7 +574,7 @@ class TestBatching:
         written = threading.Event()
         original = audit_module._insert
 
-        def insert(batch: list[dict[str, Any]]) -> None:
+        def insert(batch: list[audit_module.Row]) -> None:
             original(batch)
             written.set()
 
@@ -777,11 +777,11 @@ def test_rows_naming_a_user_deleted_since_their_call_are_kept_without_the_link(c
         "username": "gone",
         "transport": "websocket",
         "tool_name": "add",
-        "arguments": {"a": 1},
+        "arguments": '{"a":1}',
         "outcome": "ok",
     }
 
-    audit_module._insert([dict(row) for _ in range(count)])
+    audit_module._insert([audit_module.as_values(row) for _ in range(count)])
 
     kept = list(ToolCall.objects.filter(username="gone").values_list("user_id", flat=True))
     assert kept == [None] * count

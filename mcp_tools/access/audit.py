@@ -12,35 +12,56 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import timedelta
+from functools import lru_cache
 from typing import Any
 
 from channels.db import database_sync_to_async
 from django.db import IntegrityError, connections, router, transaction
 from django.utils import timezone
 
-from mcp_tools.access.audit_arguments import compact, storable
+from mcp_tools.access.audit_arguments import UNSTORABLE, storable_text
 from mcp_tools.conf import mcp_settings
 from mcp_tools.loops import PerLoop
 
 logger = logging.getLogger("mcp_tools")
 
 
+#: The columns of a row, in the order of the tuples the log keeps and writes.
+COLUMNS = (
+    "created_at",
+    "user_id",
+    "username",
+    "token_id",
+    "client",
+    "transport",
+    "session_id",
+    "tool_name",
+    "arguments",
+    "outcome",
+    "message",
+    "duration_ms",
+    "result_bytes",
+)
+USER, TOKEN = COLUMNS.index("user_id"), COLUMNS.index("token_id")
+TEXTS = ("username", "client", "transport", "session_id", "tool_name", "outcome", "message")
+Row = tuple[Any, ...]
+
+
 class AuditLog:
     """Writes the rows recorded meanwhile with one bulk insert per batch of up to ``AUDIT_BATCH_SIZE``."""
 
     def __init__(self) -> None:
-        self.pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self.pending: list[tuple[Row, asyncio.Future[None]]] = []
         self._writer: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
 
     async def record(self, **row: Any) -> None:
-        """Store one row; returns once it is committed (or its write failed, which is logged), unless
-        AUDIT_FLUSH_SECONDS lets it wait."""
+        """Store one row (``arguments`` as the JSON text ``stored_arguments`` made); returns once it is committed
+        (or its write failed, which is logged), unless AUDIT_FLUSH_SECONDS lets it wait."""
         if not mcp_settings.AUDIT:
             return
-        row.setdefault("created_at", timezone.now())
         written = asyncio.get_running_loop().create_future()
-        self.pending.append(({k: storable(v) if isinstance(v, str) else v for k, v in row.items()}, written))
+        self.pending.append((as_values(row), written))
         delay = float(mcp_settings.AUDIT_FLUSH_SECONDS or 0)
         if delay <= 0:
             self._write_soon()
@@ -79,24 +100,34 @@ class AuditLog:
                     written.set_result(None)
 
 
-COLUMNS = (
-    "created_at",
-    "user_id",
-    "username",
-    "token_id",
-    "client",
-    "transport",
-    "session_id",
-    "tool_name",
-    "arguments",
-    "outcome",
-    "message",
-    "duration_ms",
-    "result_bytes",
-)
+def as_values(row: dict[str, Any]) -> Row:
+    """``row`` as the tuple the insert takes, every text storable: built once, on the event loop.
+
+    ``arguments`` is compact JSON with every non-ASCII character escaped (``stored_arguments``): ASCII, storable.
+    """
+    get = row.get
+    texts = [get(name, "") for name in TEXTS]
+    if UNSTORABLE.search("".join(texts)):
+        texts = [storable_text(text) for text in texts]
+    username, client, transport, session_id, tool_name, outcome, message = texts
+    return (
+        get("created_at") or timezone.now(),
+        get("user_id"),
+        username,
+        get("token_id"),
+        client,
+        transport,
+        session_id,
+        tool_name,
+        get("arguments", "{}"),
+        outcome,
+        message,
+        get("duration_ms", 0.0),
+        get("result_bytes", 0),
+    )
 
 
-def _insert(rows: list[dict[str, Any]]) -> None:
+def _insert(rows: list[Row]) -> None:
     try:
         _execute_many(rows)
     except IntegrityError:
@@ -104,58 +135,47 @@ def _insert(rows: list[dict[str, Any]]) -> None:
         _execute_many(_without_dangling_links(rows))
 
 
-def _execute_many(rows: list[dict[str, Any]]) -> None:
+def _execute_many(rows: list[Row]) -> None:
     """One executemany per batch: model instances and per-field preparation cost more than the insert."""
     from mcp_tools.models import ToolCall
 
     alias = router.db_for_write(ToolCall)
     connection = connections[alias]
-    by_attname = {f.attname: f for f in ToolCall._meta.concrete_fields}
-    fields = [by_attname[name] for name in COLUMNS]
-    quote = connection.ops.quote_name
-    columns = ", ".join(quote(str(f.column)) for f in fields)
-    sql = f"INSERT INTO {quote(ToolCall._meta.db_table)} ({columns}) VALUES ({', '.join(['%s'] * len(fields))})"
     adapt_time = connection.ops.adapt_datetimefield_value
-    # Plain values, the arguments already JSON text: Django's per-field preparation cost more than the insert.
-    values = [
-        (
-            adapt_time(row["created_at"]),
-            row.get("user_id"),
-            row.get("username", ""),
-            row.get("token_id"),
-            row.get("client", ""),
-            row.get("transport", ""),
-            row.get("session_id", ""),
-            row.get("tool_name", ""),
-            compact(row.get("arguments", {})),
-            row.get("outcome", ""),
-            row.get("message", ""),
-            row.get("duration_ms", 0.0),
-            row.get("result_bytes", 0),
-        )
-        for row in rows
-    ]
-    if len(values) == 1 and not connection.in_atomic_block:
+    sql = _insert_sql(alias)
+    if len(rows) == 1 and not connection.in_atomic_block:
         # One statement commits on its own (a call alone, the usual case at low load): no transaction to open.
         with connection.cursor() as cursor:
-            cursor.execute(sql, values[0])
+            cursor.execute(sql, (adapt_time(rows[0][0]), *rows[0][1:]))
         return
     with transaction.atomic(using=alias), connection.cursor() as cursor:
-        cursor.executemany(sql, values)
+        cursor.executemany(sql, [(adapt_time(row[0]), *row[1:]) for row in rows])
 
 
-def _without_dangling_links(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+@lru_cache(maxsize=8)
+def _insert_sql(alias: str) -> str:
+    from mcp_tools.models import ToolCall
+
+    quote = connections[alias].ops.quote_name
+    by_attname = {f.attname: f for f in ToolCall._meta.concrete_fields}
+    columns = ", ".join(quote(str(by_attname[name].column)) for name in COLUMNS)
+    return f"INSERT INTO {quote(ToolCall._meta.db_table)} ({columns}) VALUES ({', '.join(['%s'] * len(COLUMNS))})"
+
+
+def _without_dangling_links(rows: list[Row]) -> list[Row]:
     from django.contrib.auth import get_user_model
 
     from mcp_tools.models import AccessToken
 
-    users = _existing(get_user_model(), {r.get("user_id") for r in rows})
-    tokens = _existing(AccessToken, {r.get("token_id") for r in rows})
-    return [
-        {**r, "user_id": r.get("user_id") if r.get("user_id") in users else None}
-        | {"token_id": r.get("token_id") if r.get("token_id") in tokens else None}
-        for r in rows
-    ]
+    users = _existing(get_user_model(), {row[USER] for row in rows})
+    tokens = _existing(AccessToken, {row[TOKEN] for row in rows})
+    kept = []
+    for row in rows:
+        values = list(row)
+        values[USER] = row[USER] if row[USER] in users else None
+        values[TOKEN] = row[TOKEN] if row[TOKEN] in tokens else None
+        kept.append(tuple(values))
+    return kept
 
 
 def _existing(model: Any, ids: set[Any]) -> set[Any]:

@@ -54,6 +54,8 @@ class SecretNames:
         words = {*SECRET_WORDS, *SECRET_PARTS, *("".join(name_parts(name)) for name in self.extra)} - {""}
         self.hint = re.compile("|".join(re.escape(word) for word in sorted(words, key=len, reverse=True)))
         self.known: dict[str, bool] = {}
+        #: The names of ``known`` that are not secret, for one set comparison per object of arguments.
+        self.plain: set[str] = set()
 
     def __call__(self, name: object) -> bool:
         text = str(name)
@@ -63,8 +65,14 @@ class SecretNames:
             # Argument names repeat from call to call; a flood of new ones only restarts the memo.
             if len(self.known) >= KNOWN_NAMES:
                 self.known.clear()
+                self.plain.clear()
             self.known[text] = known
+            if not known:
+                self.plain.add(text)
         return known
+
+    def any_secret(self, names: Iterable[object]) -> bool:
+        return any(map(self, names))
 
 
 def secret_names() -> SecretNames:
@@ -85,6 +93,11 @@ def redact(value: Any, is_secret: SecretNames) -> Any:
     if isinstance(value, list):
         return [redact(v, is_secret) for v in value]
     return value
+
+
+def storable_text(text: str) -> str:
+    """``text`` with every character a database refuses replaced by U+FFFD."""
+    return UNSTORABLE.sub("\ufffd", text) if UNSTORABLE.search(text) else text
 
 
 def storable(value: Any) -> Any:
@@ -115,16 +128,16 @@ def digest(text: str) -> dict[str, Any]:
     return {"_truncated": True, "sha256": hashlib.sha256(encoded).hexdigest(), "bytes": len(encoded)}
 
 
-async def stored_arguments(arguments: Any, parameters: Collection[str] = ()) -> Any:
-    """What to record of ``arguments``; large ones are cut in a worker thread, off the event loop."""
+async def stored_arguments(arguments: Any, parameters: Collection[str] = ()) -> str:
+    """The JSON text to record of ``arguments``; large ones are cut in a worker thread, off the event loop."""
     kept = whole(arguments)
     if kept is not None:
         return kept
-    return await sync_to_async(truncated, thread_sensitive=False)(arguments, parameters)
+    return compact(await sync_to_async(truncated, thread_sensitive=False)(arguments, parameters))
 
 
-def whole(arguments: Any) -> Any:
-    """The masked arguments when they fit in AUDIT_MAX_ARGUMENT_BYTES, else None; costs little either way."""
+def whole(arguments: Any) -> str | None:
+    """The masked arguments' JSON when it fits in AUDIT_MAX_ARGUMENT_BYTES, else None; costs little either way."""
     value = arguments if isinstance(arguments, dict) else {"_": arguments}
     limit = argument_limit()
     # The C encoder sizes even the largest message (MAX_MESSAGE_BYTES) in about the time it took to parse.
@@ -134,9 +147,9 @@ def whole(arguments: Any) -> Any:
     is_secret = secret_names()
     # Most arguments hold no secret key and no character a database refuses: kept as they are.
     if not ESCAPED_UNSTORABLE.search(text) and not _has_secret_key(value, is_secret):
-        return value
-    kept = storable(redact(value, is_secret))
-    return kept if len(compact(kept)) <= limit else None
+        return text
+    kept = compact(storable(redact(value, is_secret)))
+    return kept if len(kept) <= limit else None
 
 
 def _has_secret_key(value: Any, is_secret: SecretNames) -> bool:
@@ -144,7 +157,8 @@ def _has_secret_key(value: Any, is_secret: SecretNames) -> bool:
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
-            if any(is_secret(key) for key in item):
+            # The usual object: every key seen before and found plain, told by one set comparison.
+            if not item.keys() <= is_secret.plain and is_secret.any_secret(item):
                 return True
             stack.extend(item.values())
         elif isinstance(item, list):
