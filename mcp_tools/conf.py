@@ -19,7 +19,7 @@ DEFAULTS: dict[str, Any] = {
     "INSTRUCTIONS": "",
     "WEBSITE_URL": "",
     # tools/list
-    "PAGE_SIZE": 250,
+    "PAGE_SIZE": 2000,
     "LIST_TTL_MS": 60_000,
     # Registered callables
     "SYNC_CREATES_ENABLED": False,

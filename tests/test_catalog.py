@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from mcp_tools.models import Tool, UserGrant
 from mcp_tools.protocol import shapes
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.jsonrpc import encode
+from mcp_tools.server import listing
 from mcp_tools.server.listing import decode_cursor, definition_json, encode_cursor, page
 from mcp_tools.tools import catalog as catalog_module
 from mcp_tools.tools.catalog import Catalog, catalog
@@ -187,7 +189,26 @@ def test_pages_are_encoded_once_per_view_and_revision(tools: None, django_user_m
     assert page(view, v.V2025_11_25, 0, PAGE_SIZE) is first
     other = page(view, v.V2024_11_05, 0, PAGE_SIZE)
     assert other != first
-    assert first == "[" + ",".join(encode(shapes.definition(e.spec, v.V2025_11_25)) for e in view.entries[:5]) + "]"
+    definitions = ",".join(encode(shapes.definition(e.spec, v.V2025_11_25)) for e in view.entries[:5])
+    assert first == ("[" + definitions + "]", 5)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_page_stops_short_of_the_byte_bound_but_holds_at_least_one_definition(
+    tools: None, django_user_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    view = load(Catalog()).view(django_user_model(pk=1, username="root", is_superuser=True, is_active=True))
+    sizes = [len(definition_json(e, v.V2025_11_25)) for e in view.entries]
+    monkeypatch.setattr(listing, "PAGE_BYTES", 2 + sizes[0] + 1 + sizes[1] + 1)  # room for two, and a comma
+    two, following = page(view, v.V2025_11_25, 0, 100)
+    assert following == 2
+    assert two == "[" + ",".join(definition_json(e, v.V2025_11_25) for e in view.entries[:2]) + "]"
+    monkeypatch.setattr(listing, "PAGE_BYTES", 1)
+    assert page(view, v.V2025_11_25, 2, 100) == ("[" + definition_json(view.entries[2], v.V2025_11_25) + "]", 3)
+    # The draft revisions take no cursor: they get every tool, however many bytes that is.
+    whole, following = page(view, v.DRAFT, 0, len(view.entries))
+    assert following == len(view.entries)
+    assert json.loads(whole) == [shapes.definition(e.spec, v.DRAFT) for e in view.entries]
 
 
 def prepared(user: Any) -> Any:
@@ -210,7 +231,7 @@ def test_callers_who_may_use_the_same_tools_share_one_view_and_its_cached_pages(
     # A change in bob's rights gives him his own view at once, on the same snapshot, and leaves ann's alone.
     bob.is_active = False
     assert snapshot.view(bob).entries == ()
-    assert page(snapshot.view(bob), v.V2025_11_25, 0, PAGE_SIZE) == "[]"
+    assert page(snapshot.view(bob), v.V2025_11_25, 0, PAGE_SIZE) == ("[]", 0)
     assert page(snapshot.view(ann), v.V2025_11_25, 0, PAGE_SIZE) is first
 
 
@@ -233,9 +254,9 @@ def test_a_shared_view_is_not_served_for_a_tool_taken_from_one_of_its_callers(
 
     assert "add" in after.view(ann).names
     assert "add" not in after.view(bob).names
-    listed = page(after.view(bob), v.V2025_11_25, 0, len(after.entries))
+    listed, _ = page(after.view(bob), v.V2025_11_25, 0, len(after.entries))
     assert '"name":"add"' not in listed
-    assert '"name":"add"' in page(after.view(ann), v.V2025_11_25, 0, len(after.entries))
+    assert '"name":"add"' in page(after.view(ann), v.V2025_11_25, 0, len(after.entries))[0]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -313,6 +334,21 @@ async def test_draft_clients_get_every_tool_on_one_page_because_the_draft_has_no
 ) -> None:
     pages = await walk(await session_for(user, version), version)
     assert pages == [enabled_names]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("version", ["2025-06-18", MODERN, *DRAFTS])
+async def test_pages_cut_by_bytes_still_list_every_tool_once_and_drafts_still_get_one_page(
+    settings: Any, monkeypatch: pytest.MonkeyPatch, enabled_names: list[str], user: Any, version: Any
+) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "PAGE_SIZE": 1000}
+    monkeypatch.setattr(listing, "PAGE_BYTES", 2_000)
+    pages = await walk(await session_for(user, version), version)
+    assert [name for page in pages for name in page] == enabled_names
+    if version in DRAFTS:
+        assert len(pages) == 1
+    else:
+        assert 2 < len(pages) < len(enabled_names)
 
 
 @pytest.mark.django_db(transaction=True)

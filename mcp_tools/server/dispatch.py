@@ -322,9 +322,10 @@ class Server:
         offset = decode_cursor(request.params.get("cursor"), len(visible))
         # The draft's tools/list takes no cursor, so draft clients get every tool at once.
         size = len(visible) or 1 if revision <= v.DRAFT else max(1, int(mcp_settings.PAGE_SIZE))
-        result: dict[str, Any] = {"tools": page(view, revision, offset, size)}
-        if offset + size < len(visible):
-            result["nextCursor"] = encode_cursor(offset + size)
+        tools, following = page(view, revision, offset, size)
+        result: dict[str, Any] = {"tools": tools}
+        if following < len(visible):
+            result["nextCursor"] = encode_cursor(following)
         if revision.is_modern:
             result["ttlMs"] = mcp_settings.LIST_TTL_MS
             result["cacheScope"] = "private"

@@ -8,6 +8,7 @@ from typing import Any
 
 from mcp_tools.exceptions import InvalidParams
 from mcp_tools.protocol import shapes
+from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.jsonrpc import RawJSON, encode
 from mcp_tools.protocol.versions import Revision
 from mcp_tools.tools.entries import Entry
@@ -25,13 +26,32 @@ def definition_json(entry: Entry, revision: Revision) -> RawJSON:
     return found
 
 
-def page(view: View, revision: Revision, offset: int, size: int) -> RawJSON:
-    """The JSON array of the definitions ``view.entries[offset:offset+size]``, encoded once per view."""
+# A page ends before its definitions would pass this many bytes, whatever PAGE_SIZE allows: the largest
+# message some clients take is 1 MiB (the websockets library's default frame limit, which the Python SDK's
+# WebSocket client keeps), and the rest of the response is a few hundred bytes at most.
+PAGE_BYTES = 1_000_000
+
+
+def page(view: View, revision: Revision, offset: int, size: int) -> tuple[RawJSON, int]:
+    """The JSON array of at most ``size`` definitions from ``view.entries[offset]`` on, and the offset where
+    the next page starts (``len(view.entries)`` after the last one); encoded once per view.
+
+    Past the first definition a page also stops short of :data:`PAGE_BYTES`, except for the draft revisions,
+    which take no cursor and so get every tool at once.
+    """
     key = ("page", revision.position, offset, size)
     found = view.memo.get(key)
     if found is None:
-        chosen = view.entries[offset : offset + size]
-        found = view.memo[key] = RawJSON("[" + ",".join(definition_json(e, revision) for e in chosen) + "]")
+        limit = None if revision <= v.DRAFT else PAGE_BYTES
+        parts: list[str] = []
+        used = 2  # the brackets
+        for entry in view.entries[offset : offset + size]:
+            text = definition_json(entry, revision)
+            used += len(text) + 1  # ASCII (encode escapes the rest), so characters are bytes
+            if parts and limit is not None and used > limit:
+                break
+            parts.append(text)
+        found = view.memo[key] = (RawJSON("[" + ",".join(parts) + "]"), offset + len(parts))
     return found
 
 
