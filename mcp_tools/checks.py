@@ -206,6 +206,33 @@ def check_tool_callables(app_configs: Any = None, databases: Any = None, **kwarg
 
 
 @checks.register(checks.Tags.database, deploy=False)
+def check_api_actions(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """An API-action tool whose action the site no longer routes is listed to nobody and runs nothing."""
+    if not databases:
+        return []
+    from django.db import DatabaseError
+
+    from mcp_tools.models import Tool
+    from mcp_tools.tools.executors.api.actions import available
+
+    try:
+        rows = list(Tool.objects.filter(kind=Tool.Kind.API_ACTION).values_list("name", "api_action"))
+    except DatabaseError:
+        return []
+    routed = available()
+    return [
+        checks.Warning(
+            f"Tool {name!r} runs API action {key!r}, which the site's routers no longer route.",
+            hint="Choose a routed action (manage.py mcp_api_actions lists them), or edit or delete the tool.",
+            obj=name,
+            id="mcp_tools.W012",
+        )
+        for name, key in rows
+        if key not in routed
+    ]
+
+
+@checks.register(checks.Tags.database, deploy=False)
 def check_model_query_exposure(
     app_configs: Any = None, databases: Any = None, **kwargs: Any
 ) -> list[checks.CheckMessage]:

@@ -26,10 +26,22 @@ BY_OPERATION: dict[str, dict[str, bool]] = {
 }
 
 
+BY_METHOD: dict[str, dict[str, bool]] = {
+    "GET": READ,
+    "POST": CREATE,
+    "PUT": CHANGE,
+    "PATCH": CHANGE,
+    "DELETE": CHANGE,
+}
+
+
 def derived(row: Tool) -> dict[str, bool]:
-    """The hints that follow from what the tool does: model reads, creates, changes; nothing for callables."""
+    """The hints that follow from what the tool does: model reads, creates, changes, an API action's HTTP method;
+    nothing for callables."""
     if row.searches_models:
         return dict(READ)
+    if row.kind == Tool.Kind.API_ACTION:
+        return dict(BY_METHOD.get(api_method(row.api_action), {}))
     query = getattr(row, "query", None) if row.kind == Tool.Kind.MODEL_QUERY else None
     return dict(BY_OPERATION.get(query.operation, {})) if query is not None else {}
 
@@ -47,3 +59,13 @@ def humanised(name: str) -> str:
 
 def title(row: Tool) -> str:
     return row.title or humanised(row.name)
+
+
+def api_method(key: str) -> str:
+    """The HTTP method of the API action ``key`` names; "" when DRF is missing or the site routes no such action."""
+    try:
+        from mcp_tools.tools.executors.api.actions import find  # needs DRF, which is optional
+    except ImportError:
+        return ""
+    action = find(key)
+    return action.method if action is not None else ""
