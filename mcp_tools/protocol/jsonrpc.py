@@ -159,7 +159,11 @@ def classify(obj: Any) -> Message:
 
 
 def result(request_id: RequestId, value: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "result": value}
+    message = {"jsonrpc": "2.0", "id": request_id, "result": value}
+    if isinstance(value, Encoded):
+        # The response's text around the result's, which encode() would otherwise build a piece at a time.
+        return Encoded(message, f'{{"jsonrpc":"2.0","id":{_dumps(request_id)},"result":{value.text}}}')
+    return message
 
 
 def notification(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
