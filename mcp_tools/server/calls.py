@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from typing import Any
@@ -23,7 +22,7 @@ from mcp_tools.exceptions import (
 from mcp_tools.models import Tool, ToolCall
 from mcp_tools.protocol import errors, shapes
 from mcp_tools.protocol import versions as v
-from mcp_tools.protocol.jsonrpc import Encoded, Request, notification
+from mcp_tools.protocol.jsonrpc import Encoded, Request, compact_encoder, notification
 from mcp_tools.protocol.versions import Revision
 from mcp_tools.server.session import InFlight, Session
 from mcp_tools.tools.catalog import catalog
@@ -256,7 +255,7 @@ def too_many_calls() -> str:
 
 
 # A tool's result as it is sent: compact, ASCII, and never NaN or Infinity, which JSON cannot carry.
-_encode_result = json.JSONEncoder(separators=(",", ":"), allow_nan=False, default=str).encode
+_encode_result = compact_encoder(allow_nan=False)
 
 
 def parameter_names(entry: Entry | None) -> frozenset[str]:
