@@ -32,3 +32,78 @@ class PerLoop(Generic[T]):
             found = self._instances[loop] = self._factory()
         self._last = (weakref.ref(loop), found)
         return found
+
+
+# How early a deadline may pass: uvloop's timers fire to the millisecond, as asyncio.timeout's do under it.
+EARLY_SECONDS = 0.001
+
+
+class Deadline:
+    """``asyncio.timeout(delay)`` for the running task, as a plain ``with`` block, sharing one timer.
+
+    Deadlines of one length are set in the order they fall due, so a loop keeps them in insertion order and
+    arms a single timer for the first: setting and clearing one is a dictionary insert and delete, where
+    ``asyncio.timeout`` schedules and cancels a timer handle in the loop's heap for every call. When a
+    deadline passes, its task is cancelled; the block then ends with TimeoutError, unless the task was
+    also cancelled for another reason, exactly as under ``asyncio.timeout``.
+    """
+
+    __slots__ = ("_cancelling", "_deadlines", "_task", "expired", "when")
+
+    def __init__(self, delay: float) -> None:
+        by_length = _deadlines_per_loop()
+        deadlines = by_length.get(delay)
+        if deadlines is None:
+            deadlines = by_length[delay] = _Deadlines(asyncio.get_running_loop())
+        self._deadlines = deadlines
+        self.when = deadlines.loop.time() + delay
+        self.expired = False
+
+    def __enter__(self) -> Deadline:
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("Deadline should be used inside a task")
+        self._task = task
+        self._cancelling = task.cancelling()
+        self._deadlines.add(self)
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if not self.expired:
+            self._deadlines.pending.pop(self, None)
+        elif self._task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:
+            raise TimeoutError from exc
+
+    def expire(self) -> None:
+        self.expired = True
+        self._task.cancel()
+
+
+class _Deadlines:
+    """The pending deadlines of one length on one loop, first due first, and the timer of the first."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.pending: dict[Deadline, None] = {}
+        self.timer: asyncio.TimerHandle | None = None
+
+    def add(self, deadline: Deadline) -> None:
+        self.pending[deadline] = None
+        # An armed timer is due no later than any pending deadline, this one included; it stays armed when
+        # the deadline it was set for is cleared, and moves on to the next one when it fires.
+        if self.timer is None:
+            self.timer = self.loop.call_at(deadline.when, self.fire)
+
+    def fire(self) -> None:
+        self.timer = None
+        now = self.loop.time()
+        while self.pending:
+            first = next(iter(self.pending))
+            if first.when > now + EARLY_SECONDS:
+                self.timer = self.loop.call_at(first.when, self.fire)
+                return
+            del self.pending[first]
+            first.expire()
+
+
+_deadlines_per_loop: PerLoop[dict[float, _Deadlines]] = PerLoop(dict)

@@ -19,6 +19,7 @@ from mcp_tools.exceptions import (
     ToolError,
     UnknownTool,
 )
+from mcp_tools.loops import Deadline
 from mcp_tools.models import Tool, ToolCall
 from mcp_tools.protocol import errors, shapes
 from mcp_tools.protocol import versions as v
@@ -183,8 +184,8 @@ class Call:
         ctx = self.context(entry)
         timeout = self.time_limit(entry)
         try:
-            # A deadline on this task rather than wait_for's: no second task per call.
-            async with asyncio.timeout(timeout):
+            # A deadline on this task rather than wait_for's: no second task per call, and no timer either.
+            with Deadline(timeout):
                 result = await execute(entry, arguments, ctx)
         except ToolError as exc:
             return CallResult([{"type": "text", "text": str(exc)}], is_error=True, value=str(exc))
