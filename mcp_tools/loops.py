@@ -51,11 +51,7 @@ class Deadline:
     __slots__ = ("_cancelling", "_deadlines", "_task", "expired", "when")
 
     def __init__(self, delay: float) -> None:
-        by_length = _deadlines_per_loop()
-        deadlines = by_length.get(delay)
-        if deadlines is None:
-            deadlines = by_length[delay] = _Deadlines(asyncio.get_running_loop())
-        self._deadlines = deadlines
+        self._deadlines = deadlines = _deadlines(delay)
         self.when = deadlines.loop.time() + delay
         self.expired = False
 
@@ -79,15 +75,38 @@ class Deadline:
         self._task.cancel()
 
 
+class Alarm:
+    """``loop.call_later(delay, callback)`` sharing one timer among the alarms of one delay, as deadlines do:
+    for short-lived alarms that are nearly always cancelled before they ring."""
+
+    __slots__ = ("_callback", "_deadlines", "when")
+
+    def __init__(self, delay: float, callback: Callable[[], object]) -> None:
+        self._callback = callback
+        self._deadlines = deadlines = _deadlines(delay)
+        self.when = deadlines.loop.time() + delay
+        deadlines.add(self)
+
+    def cancel(self) -> None:
+        self._deadlines.pending.pop(self, None)
+
+    def expire(self) -> None:
+        try:
+            self._callback()
+        except Exception as exc:  # as the loop does for a callback of its own: reported, the others still run
+            self._deadlines.loop.call_exception_handler({"message": "Exception in an alarm", "exception": exc})
+
+
 class _Deadlines:
-    """The pending deadlines of one length on one loop, first due first, and the timer of the first."""
+    """The pending deadlines (or alarms) of one length on one loop, first due first, and the timer of the
+    first."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        self.pending: dict[Deadline, None] = {}
+        self.pending: dict[Deadline | Alarm, None] = {}
         self.timer: asyncio.TimerHandle | None = None
 
-    def add(self, deadline: Deadline) -> None:
+    def add(self, deadline: Deadline | Alarm) -> None:
         self.pending[deadline] = None
         # An armed timer is due no later than any pending deadline, this one included; it stays armed when
         # the deadline it was set for is cleared, and moves on to the next one when it fires.
@@ -107,3 +126,12 @@ class _Deadlines:
 
 
 _deadlines_per_loop: PerLoop[dict[float, _Deadlines]] = PerLoop(dict)
+
+
+def _deadlines(delay: float) -> _Deadlines:
+    """The running loop's deadlines of length ``delay``."""
+    by_length = _deadlines_per_loop()
+    found = by_length.get(delay)
+    if found is None:
+        found = by_length[delay] = _Deadlines(asyncio.get_running_loop())
+    return found

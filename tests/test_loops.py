@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from mcp_tools.loops import Deadline, PerLoop
+from mcp_tools.loops import Alarm, Deadline, PerLoop
 
 
 def test_each_loop_has_its_own_instance_and_keeps_it() -> None:
@@ -93,3 +93,24 @@ async def test_deadlines_of_different_lengths_pass_in_their_own_time() -> None:
 
     long, short = await asyncio.gather(wait(0.2), wait(0.02))
     assert short < 0.15 <= long
+
+
+async def test_an_alarm_rings_once_after_its_delay_unless_cancelled_and_a_failing_one_stops_no_other() -> None:
+    rung: list[str] = []
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, object]] = []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+
+    def fail() -> None:
+        raise ValueError("broken")
+
+    Alarm(0.01, fail)
+    Alarm(0.01, lambda: rung.append("first"))
+    Alarm(0.01, lambda: rung.append("cancelled")).cancel()
+    Alarm(0.02, lambda: rung.append("second"))
+    await asyncio.sleep(0.005)
+    assert rung == []
+    await asyncio.sleep(0.05)
+
+    assert rung == ["first", "second"]
+    assert [type(context["exception"]) for context in reported] == [ValueError]
