@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -135,3 +135,23 @@ def _deadlines(delay: float) -> _Deadlines:
     if found is None:
         found = by_length[delay] = _Deadlines(asyncio.get_running_loop())
     return found
+
+
+async def first_done(*futures: asyncio.Future[Any]) -> None:
+    """Wait until one of ``futures`` is done: ``asyncio.wait(futures, return_when=FIRST_COMPLETED)`` without
+    the sets it builds of them and returns, for callers that look at the futures themselves."""
+    if any(future.done() for future in futures):
+        return
+    waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def wake(_done: asyncio.Future[Any]) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    for future in futures:
+        future.add_done_callback(wake)
+    try:
+        await waiter
+    finally:
+        for future in futures:
+            future.remove_done_callback(wake)

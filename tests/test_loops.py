@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from mcp_tools.loops import Alarm, Deadline, PerLoop
+from mcp_tools.loops import Alarm, Deadline, PerLoop, first_done
 
 
 def test_each_loop_has_its_own_instance_and_keeps_it() -> None:
@@ -114,3 +114,24 @@ async def test_an_alarm_rings_once_after_its_delay_unless_cancelled_and_a_failin
 
     assert rung == ["first", "second"]
     assert [type(context["exception"]) for context in reported] == [ValueError]
+
+
+async def test_first_done_returns_once_one_future_is_done_and_leaves_no_callback_behind() -> None:
+    loop = asyncio.get_running_loop()
+    one, two = loop.create_future(), loop.create_future()
+    loop.call_later(0.01, two.set_result, None)
+    await first_done(one, two)
+    assert two.done() and not one.done()
+    one.set_result(None)  # no waiter left to wake
+    await first_done(one, loop.create_future())  # returns at once: one is done
+
+
+async def test_first_done_cancelled_propagates_and_detaches() -> None:
+    pending = asyncio.get_running_loop().create_future()
+    waiting = asyncio.ensure_future(first_done(pending))
+    await asyncio.sleep(0)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    pending.set_result(None)
+    await asyncio.sleep(0)
