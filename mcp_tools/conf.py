@@ -127,8 +127,8 @@ class MCPSettings:
 
     def reload(self) -> None:
         self._cache.clear()
-        for name in DEFAULTS.keys() & self.__dict__.keys():
-            del self.__dict__[name]
+        for name in DEFAULTS:
+            self.__dict__.pop(name, None)
 
 
 mcp_settings = MCPSettings()
