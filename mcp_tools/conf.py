@@ -110,14 +110,13 @@ class MCPSettings:
         return value if isinstance(value, dict) else {}
 
     def __getattr__(self, name: str) -> Any:
+        # Called only while ``name`` is not yet an attribute: the value found becomes one, so that the
+        # per-call reads of the hot paths are plain attribute reads until the setting changes.
         if name not in DEFAULTS:
             raise AttributeError(f"Invalid MCP_TOOLS setting: {name!r}")
-        try:
-            return self._cache[name]
-        except KeyError:
-            value = self.user_settings.get(name, DEFAULTS[name])
-            self._cache[name] = value
-            return value
+        value = self.user_settings.get(name, DEFAULTS[name])
+        self.__dict__[name] = value
+        return value
 
     def imported(self, name: str) -> list[Any]:
         """The objects a list-of-import-strings setting names, imported once."""
@@ -128,6 +127,8 @@ class MCPSettings:
 
     def reload(self) -> None:
         self._cache.clear()
+        for name in DEFAULTS:
+            self.__dict__.pop(name, None)
 
 
 mcp_settings = MCPSettings()

@@ -7,7 +7,6 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
@@ -16,6 +15,6 @@ from mcp_tools.routing import http_urlpatterns, websocket_urlpatterns  # noqa: E
 application = ProtocolTypeRouter(
     {
         "http": URLRouter([*http_urlpatterns, re_path(r"", django_asgi_app)]),
-        "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
+        "websocket": URLRouter(websocket_urlpatterns),
     }
 )

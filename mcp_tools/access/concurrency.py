@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.base import BaseCache
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
 PROCESS_LOCAL_CACHES = (
     "django.core.cache.backends.locmem.LocMemCache",
@@ -38,8 +41,21 @@ def cache_backend() -> str:
 
 
 def shared() -> bool:
-    """Whether the cache is one that other worker processes read too."""
-    return cache_backend() not in PROCESS_LOCAL_CACHES
+    """Whether the cache is one that other worker processes read too (asked by every HTTP request, so
+    answered from the settings once, until they change)."""
+    answer = _shared[0]
+    if answer is None:
+        answer = _shared[0] = cache_backend() not in PROCESS_LOCAL_CACHES
+    return answer
+
+
+_shared: list[bool | None] = [None]
+
+
+@receiver(setting_changed)
+def _settings_changed(*, setting: str, **kwargs: Any) -> None:
+    if setting in ("CACHES", "RATELIMIT_USE_CACHE"):
+        _shared[0] = None
 
 
 class SessionCalls:

@@ -41,11 +41,12 @@ def rate_for(user: Any, entry: Any, overrides: dict[tuple[int, int | None], str]
 
     Among several groups the most generous override wins: an override exists to let a group do more.
     """
-    groups = permissions.group_ids(user) if getattr(user, "is_authenticated", False) else frozenset()
-    for tool_id in (entry.id, None):
-        found = [overrides[(g, tool_id)] for g in groups if (g, tool_id) in overrides]
-        if found:
-            return max(found, key=calls_per_second)
+    if overrides:  # nearly always empty: no group's rates to look through
+        groups = permissions.group_ids(user) if getattr(user, "is_authenticated", False) else frozenset()
+        for tool_id in (entry.id, None):
+            found = [overrides[(g, tool_id)] for g in groups if (g, tool_id) in overrides]
+            if found:
+                return max(found, key=calls_per_second)
     return entry.rate_limit or mcp_settings.DEFAULT_RATE or None
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from typing import Any
@@ -20,10 +19,11 @@ from mcp_tools.exceptions import (
     ToolError,
     UnknownTool,
 )
+from mcp_tools.loops import Deadline
 from mcp_tools.models import Tool, ToolCall
 from mcp_tools.protocol import errors, shapes
 from mcp_tools.protocol import versions as v
-from mcp_tools.protocol.jsonrpc import Encoded, Request, notification
+from mcp_tools.protocol.jsonrpc import Encoded, Request, compact_encoder, notification
 from mcp_tools.protocol.versions import Revision
 from mcp_tools.server.session import InFlight, Session
 from mcp_tools.tools.catalog import catalog
@@ -184,8 +184,8 @@ class Call:
         ctx = self.context(entry)
         timeout = self.time_limit(entry)
         try:
-            # A deadline on this task rather than wait_for's: no second task per call.
-            async with asyncio.timeout(timeout):
+            # A deadline on this task rather than wait_for's: no second task per call, and no timer either.
+            with Deadline(timeout):
                 result = await execute(entry, arguments, ctx)
         except ToolError as exc:
             return CallResult([{"type": "text", "text": str(exc)}], is_error=True, value=str(exc))
@@ -256,7 +256,7 @@ def too_many_calls() -> str:
 
 
 # A tool's result as it is sent: compact, ASCII, and never NaN or Infinity, which JSON cannot carry.
-_encode_result = json.JSONEncoder(separators=(",", ":"), allow_nan=False, default=str).encode
+_encode_result = compact_encoder(allow_nan=False)
 
 
 def parameter_names(entry: Entry | None) -> frozenset[str]:

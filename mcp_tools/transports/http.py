@@ -25,6 +25,7 @@ from mcp_tools.exceptions import (
     UnknownTool,
     UnsupportedProtocolVersion,
 )
+from mcp_tools.loops import first_done
 from mcp_tools.notify.hub import hub, on_event, too_many_connections
 from mcp_tools.protocol import jsonrpc, modern
 from mcp_tools.protocol.jsonrpc import Notification, Request, Response
@@ -289,11 +290,11 @@ class Exchange:
         watch = self.request.watch_disconnect()
         try:
             if not self.request.accepts_sse:
-                await asyncio.wait({task, watch.gone}, return_when=asyncio.FIRST_COMPLETED)
+                await first_done(task, watch.gone)
                 if task.done():
                     await self._respond_json(_response(task))
                 return
-            await asyncio.wait({task, self._arrival(), watch.gone}, return_when=asyncio.FIRST_COMPLETED)
+            await first_done(task, self._arrival(), watch.gone)
             if not self.pending:
                 if task.done():
                     await self._respond_json(_response(task))

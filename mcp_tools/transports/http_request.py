@@ -17,6 +17,7 @@ from django.core.handlers.asgi import ASGIRequest
 
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import InvalidRequest, ProtocolError
+from mcp_tools.loops import Alarm
 from mcp_tools.protocol import jsonrpc
 from mcp_tools.protocol.errors import error_response
 from mcp_tools.server.dispatch import decode_message
@@ -272,7 +273,8 @@ class DisconnectWatch:
         loop = asyncio.get_running_loop()
         self.gone: asyncio.Future[None] = loop.create_future()
         self._task: asyncio.Task[None] | None = None
-        self._timer: asyncio.TimerHandle | None = loop.call_later(after, self._start) if after > 0 else None
+        # One timer for the watches of every request in flight, not one each: nearly all stop before it rings.
+        self._timer: Alarm | None = Alarm(after, self._start) if after > 0 else None
         if after <= 0:
             self._start()
 

@@ -1,8 +1,9 @@
-"""Django's session for the HTTP endpoint, only for requests that carry its cookie.
+"""Django's session for the MCP endpoints, only for requests and connections that carry its cookie.
 
-Channels' ``SessionMiddlewareStack`` wraps every request and every message sent in reply; a client that
-authenticates with a bearer token (every MCP client) sends no session cookie, so it has nothing to gain
-from that work. A request without the cookie is anonymous to Django's session framework either way.
+Channels' ``SessionMiddlewareStack`` wraps every request (or connection) and every message sent in reply,
+every WebSocket frame included; a client that authenticates with a bearer token (every MCP client) sends no
+session cookie, so it has nothing to gain from that work. A request without the cookie is anonymous to
+Django's session framework either way.
 """
 
 from __future__ import annotations

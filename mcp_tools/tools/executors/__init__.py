@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+from types import ModuleType
 from typing import Any
 
 from mcp_tools.models import Tool
@@ -12,8 +14,7 @@ from mcp_tools.tools.entries import Entry
 
 async def execute(entry: Entry, arguments: dict[str, Any], ctx: Context) -> CallResult:
     """Run ``entry`` with validated ``arguments``; raises ToolError or any exception of the tool."""
-    from mcp_tools.tools.executors import callables, queries
-
+    callables, queries = _executors()
     if entry.kind == Tool.Kind.CALLABLE:
         return await callables.run(entry, arguments, ctx)
     if entry.kind == Tool.Kind.MODEL_QUERY and entry.query is not None:
@@ -25,3 +26,12 @@ async def execute(entry: Entry, arguments: dict[str, Any], ctx: Context) -> Call
 
         return await call.run(entry.api, arguments, ctx)
     raise LookupError(f"No executor for tool kind {entry.kind!r}")
+
+
+@cache
+def _executors() -> tuple[ModuleType, ModuleType]:
+    # Imported on first use (the query executor imports the tool entries, which import this package), and
+    # once: an import statement in ``execute`` would run the import machinery on every call.
+    from mcp_tools.tools.executors import callables, queries
+
+    return callables, queries
