@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from project.shop.api.throttles import OrderWriteThrottle
 from project.shop.models import Customer, Order, Product
 
 Api = Callable[[str | None], APIClient]
@@ -303,6 +304,19 @@ def test_mark_paid_needs_the_customers_manager_and_change_permission(api: Api) -
     assert api("bob").post(mark_paid_url(bobs.pk)).json()["status"] == "paid"
     assert api("admin").post(mark_paid_url(alices.pk)).json()["status"] == "paid"
     assert api("alice").post(mark_paid_url(999_999)).status_code == 404
+
+
+def test_order_writes_have_a_rate_of_their_own_and_reads_do_not_count(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(OrderWriteThrottle, "THROTTLE_RATES", {"order_writes": "1/min", "user": "600/min"})
+    order = an_order("bob")
+    client = api("bob")
+
+    statuses = [client.patch(order_url(order.pk), {"total": "1.00"}).status_code for _ in range(2)]
+
+    assert statuses == [200, 429]
+    assert client.get(order_url(order.pk)).status_code == 200
 
 
 # Products: read-only, limit and offset.
