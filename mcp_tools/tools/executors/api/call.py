@@ -35,8 +35,7 @@ DELETED = {"deleted": True}
 
 
 async def run(spec: ApiSpec, arguments: dict[str, Any], ctx: Context) -> CallResult:
-    credential = getattr(ctx, "credential", None)
-    result = await database_sync_to_async(execute, thread_sensitive=False)(spec, arguments, ctx.user, credential)
+    result = await database_sync_to_async(execute, thread_sensitive=False)(spec, arguments, ctx.user, ctx.credential)
     return CallResult([{"type": "text", "text": encoding.text(result)}], result, value=result)
 
 

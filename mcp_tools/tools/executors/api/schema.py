@@ -85,7 +85,7 @@ def inspect(action: ApiAction, row_cap: int) -> Parameters:
     body: list[str] = []
     serializer = _serializer(view, schema, path, action)
     if action.method in BODY_METHODS and serializer is not None:
-        mapped = schema.map_serializer(serializer)
+        mapped = _mapped(schema, serializer)
         for name, field in mapped["properties"].items():
             if field.get("readOnly") or name in properties:
                 continue
@@ -123,6 +123,10 @@ def json_schema(openapi: Any) -> Any:
             name: json_schema(field) for name, field in openapi["properties"].items() if not field.get("writeOnly")
         }
     kind = converted.get("type")
+    if kind != "integer" and kind != "number":
+        # DRF keeps a DecimalField's bounds on its string form; they bound nothing there.
+        for keyword in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+            converted.pop(keyword, None)
     if openapi.get("nullable") and isinstance(kind, str):
         converted["type"] = [kind, "null"]
         if "enum" in converted:
@@ -135,7 +139,7 @@ def _output_schema(
 ) -> dict[str, Any] | None:
     if action.method == "DELETE" or serializer is None:
         return None
-    item = json_schema(schema.map_serializer(serializer))
+    item = json_schema(_mapped(schema, serializer))
     item.pop("required", None)  # what a response holds, not what a request must
     if not listing:
         return item
@@ -144,6 +148,34 @@ def _output_schema(
         properties["count"] = {"type": "integer"}
         properties["nextCursor"] = {"type": "string"}
     return {"type": "object", "properties": properties, "required": ["results"]}
+
+
+def _mapped(schema: AutoSchema, serializer: Any) -> dict[str, Any]:
+    """DRF's mapping of a serializer, with the type of primary-key relations DRF could not tell (a field whose
+    queryset the view gives at run time) read from the model."""
+    from rest_framework.relations import PrimaryKeyRelatedField
+
+    mapped: dict[str, Any] = schema.map_serializer(serializer)
+    model = getattr(getattr(serializer, "Meta", None), "model", None)
+    for name, field in serializer.fields.items():
+        if isinstance(field, PrimaryKeyRelatedField) and name in mapped["properties"] and model is not None:
+            kind = _related_key_type(model, field.source)
+            if kind is not None:
+                mapped["properties"][name]["type"] = kind
+    return mapped
+
+
+def _related_key_type(model: Any, source: str) -> str | None:
+    from django.core.exceptions import FieldDoesNotExist
+
+    try:
+        target = model._meta.get_field(source).target_field
+    except (FieldDoesNotExist, AttributeError):
+        return None
+    internal = target.get_internal_type()
+    if internal in ("AutoField", "BigAutoField", "SmallAutoField", "IntegerField", "BigIntegerField"):
+        return "integer"
+    return "string"
 
 
 def _serializer(view: Any, schema: AutoSchema, path: str, action: ApiAction) -> Any:
@@ -187,8 +219,27 @@ def _filterset_parameters(backend: Any, view: Any) -> list[dict[str, Any]]:
         return []
     found = []
     for name, item in filterset_class.base_filters.items():
-        found.append({"name": name, "schema": _filter_schema(item), "description": str(item.label or "")})
+        description = str(getattr(item, "extra", {}).get("help_text") or item.label or "")
+        suffixes = getattr(item.field.widget, "suffixes", None)
+        if suffixes:
+            # A range filter reads one query parameter per end, named with its widget's suffixes.
+            schema = _range_end_schema(item)
+            found += [{"name": f"{name}_{suffix}", "schema": schema, "description": description} for suffix in suffixes]
+        else:
+            found.append({"name": name, "schema": _filter_schema(item), "description": description})
     return found
+
+
+def _range_end_schema(item: Any) -> dict[str, Any]:
+    fields = getattr(item.field, "fields", ())
+    end = fields[0] if fields else None
+    if isinstance(end, forms.DateTimeField):
+        return {"type": "string", "format": "date-time"}
+    if isinstance(end, forms.DateField):
+        return {"type": "string", "format": "date"}
+    if isinstance(end, forms.DecimalField | forms.FloatField | forms.IntegerField):
+        return {"type": "number"}
+    return {"type": "string"}
 
 
 def _filter_schema(item: Any) -> dict[str, Any]:
