@@ -55,6 +55,11 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def call_as(demo: dict[str, Any], user: str, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     """The results of ``calls`` made in order by ``user`` in one stdio session."""
+    return [reply["result"] for reply in replies_as(demo, user, calls)]
+
+
+def replies_as(demo: dict[str, Any], user: str, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The JSON-RPC replies to ``calls`` made in order by ``user`` in one stdio session."""
     messages: list[dict[str, Any]] = [
         {
             "jsonrpc": "2.0",
@@ -76,7 +81,7 @@ def call_as(demo: dict[str, Any], user: str, calls: list[tuple[str, dict[str, An
         json.loads(line) for line in manage(demo["env"], "mcp_stdio", "--user", user, stdin=stdin).stdout.splitlines()
     ]
     by_id = {reply.get("id"): reply for reply in replies}
-    return [by_id[number]["result"] for number in range(1, len(calls) + 1)]
+    return [by_id[number] for number in range(1, len(calls) + 1)]
 
 
 def error_text(result: dict[str, Any]) -> str:
