@@ -151,18 +151,36 @@ def _output_schema(
 
 
 def _mapped(schema: AutoSchema, serializer: Any) -> dict[str, Any]:
-    """DRF's mapping of a serializer, with the type of primary-key relations DRF could not tell (a field whose
-    queryset the view gives at run time) read from the model."""
-    from rest_framework.relations import PrimaryKeyRelatedField
+    """DRF's mapping of a serializer, corrected where DRF guesses: the type of a primary-key relation whose
+    queryset the view gives at run time is read from the model, and a field DRF cannot type (a method field, a
+    read-only attribute, JSON, a custom field) takes any value rather than DRF's default of a string, which a
+    client would hold the answer to."""
+    from rest_framework import serializers
 
     mapped: dict[str, Any] = schema.map_serializer(serializer)
     model = getattr(getattr(serializer, "Meta", None), "model", None)
+    untyped = (serializers.SerializerMethodField, serializers.ReadOnlyField, serializers.JSONField)
     for name, field in serializer.fields.items():
-        if isinstance(field, PrimaryKeyRelatedField) and name in mapped["properties"] and model is not None:
+        found = mapped["properties"].get(name)
+        if found is None:
+            continue
+        if isinstance(field, untyped) or _custom(field):
+            mapped["properties"][name] = {
+                k: v for k, v in found.items() if k in ("description", "readOnly", "writeOnly")
+            }
+        elif isinstance(field, serializers.PrimaryKeyRelatedField) and model is not None:
             kind = _related_key_type(model, field.source)
             if kind is not None:
-                mapped["properties"][name]["type"] = kind
+                found["type"] = kind
     return mapped
+
+
+def _custom(field: Any) -> bool:
+    """A field class of the site's own made straight from ``Field``, which DRF maps as a string whatever it holds."""
+    from rest_framework import serializers
+
+    kind = type(field)
+    return not kind.__module__.startswith("rest_framework.") and kind.__mro__[1] is serializers.Field
 
 
 def _related_key_type(model: Any, source: str) -> str | None:
