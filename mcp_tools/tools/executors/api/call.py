@@ -11,11 +11,13 @@ serializer validation. Its answer is turned into a tool result: refusals (401, 4
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from channels.db import database_sync_to_async
 from django.conf import settings
+from django.db import connections, transaction
 from django.test.client import RequestFactory
 from django.urls import NoReverseMatch, reverse
 from rest_framework.test import force_authenticate
@@ -63,8 +65,20 @@ def execute(spec: ApiSpec, arguments: dict[str, Any], user: Any, credential: Any
         SERVER_NAME=_host(),
     )
     force_authenticate(request, user=user, token=credential)
-    response = action.view(request, **kwargs)
+    with _atomic_requests(action.view):
+        response = action.view(request, **kwargs)
     return _result(spec, arguments, user, response.status_code, getattr(response, "data", None))
+
+
+def _atomic_requests(view: Any) -> ExitStack:
+    """A transaction per database with ``ATOMIC_REQUESTS``, as Django's handler opens around a view (DRF marks it
+    for rollback when the view fails)."""
+    stack = ExitStack()
+    exempt: set[str] = getattr(view, "_non_atomic_requests", set())
+    for alias, options in connections.settings.items():
+        if options.get("ATOMIC_REQUESTS") and alias not in exempt:
+            stack.enter_context(transaction.atomic(using=alias))
+    return stack
 
 
 def _result(spec: ApiSpec, arguments: dict[str, Any], user: Any, status: int, data: Any) -> dict[str, Any]:
