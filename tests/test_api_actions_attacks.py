@@ -116,13 +116,27 @@ async def test_a_cursor_with_other_filters_is_refused(seeded: dict[str, Any], ch
     assert failed(await wire.call("items_list", {**changed, "cursor": cursor})) == OTHER_QUERY
 
 
-async def test_a_cursor_may_be_followed_with_another_page_size(seeded: dict[str, Any]) -> None:
+@pytest.mark.parametrize("following", [{}, {"page_size": 2}, {"page_size": 4}, {"page_size": 20}])
+async def test_a_cursor_keeps_the_page_size_of_the_page_it_follows(
+    seeded: dict[str, Any], following: dict[str, Any]
+) -> None:
+    """Page numbers count pages of one size: a page of another size would skip or repeat rows."""
     wire = await wire_of(seeded, "mia")
     cursor = ok(await wire.call("items_list", {"page_size": 4}))["nextCursor"]
 
-    page = ok(await wire.call("items_list", {"page_size": 4, "cursor": cursor}))
+    page = ok(await wire.call("items_list", {**following, "cursor": cursor}))
 
     assert [row["quantity"] for row in page["results"]] == [4, 5, 6, 7]
+
+
+async def test_a_limit_offset_cursor_keeps_its_limit(seeded: dict[str, Any]) -> None:
+    wire = await wire_of(seeded, "root")
+    first = ok(await wire.call("accounts_list", {"limit": 1}))
+
+    second = ok(await wire.call("accounts_list", {"cursor": first["nextCursor"]}))
+
+    assert [row["name"] for row in first["results"] + second["results"]] == ["North", "Vault"]
+    assert second["count"] == 4
 
 
 @pytest.mark.parametrize("cursor", ["", "x", "page=2", "a" * 2000, "eyJ0IjoiaXRlbXNfbGlzdCJ9:forged:sig"])
