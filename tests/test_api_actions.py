@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.models import ToolCall
+from mcp_tools.models import AccessToken, ToolCall
 from tests.api_actions import (
     MISSING,
     NOT_FOUND,
@@ -22,6 +22,7 @@ from tests.api_actions import (
     without_own_values,
 )
 from tests.db import db_call
+from tests.live.asgi_http import HttpClient, request
 from tests.queries import failed, ok
 from tests.testapp.models import Item
 from tests.wire import connected
@@ -158,3 +159,26 @@ async def test_a_refused_write_on_an_existing_object_reads_as_one_on_a_missing_o
         lambda: list(ToolCall.objects.order_by("pk").values_list("tool_name", "outcome", "message"))
     )
     assert outcomes == [("items_patch", "error", NOT_FOUND)] * 3
+
+
+async def test_over_streamable_http_a_token_holder_pages_through_the_same_rows_as_the_api() -> None:
+    seeded = await db_call(seed)
+    mia = seeded["people"]["mia"]
+    client = HttpClient(await db_call(lambda: AccessToken.objects.issue(mia, name="tests")[1]))
+    await client.initialize("2025-11-25")
+    status, body = await db_call(http, mia, "items_list", {"ordering": "-price", "page_size": 20})
+    rows: list[dict[str, Any]] = []
+    arguments: dict[str, Any] = {"ordering": "-price", "page_size": 6}
+
+    for request_id in range(1, 10):
+        reply = await client.send(request(request_id, "tools/call", {"name": "items_list", "arguments": arguments}))
+        page = ok(reply.json())
+        rows += page["results"]
+        if "nextCursor" not in page:
+            break
+        arguments = {**arguments, "cursor": page["nextCursor"]}
+    await client.close()
+
+    assert status == 200
+    assert rows == body["results"]
+    assert len(rows) == 16  # Mia's own and locked items, and no one else's

@@ -345,3 +345,23 @@ def test_the_command_lists_routed_actions_and_marks_used_and_unrouted_ones(db: N
     call_command("mcp_api_actions", "--unused", stdout=unused)
     assert "api:item-list.list" not in unused.getvalue()
     assert "api:item-list.create" in unused.getvalue()
+
+
+async def test_a_tool_whose_action_is_no_longer_routed_vanishes(seeded: dict[str, Any]) -> None:
+    await db_call(lambda: Tool.objects.filter(name="items_get").update(api_action="api:gone-detail.retrieve"))
+    wire = await wire_of(seeded, "root")
+
+    assert "items_get" not in await listed(wire)
+    assert (await wire.call("items_get", {"pk": 1}))["error"]["message"] == "Unknown tool: items_get"
+
+
+def test_the_change_form_shows_an_unrouted_action_and_refuses_to_save_it(db: None) -> None:
+    tool = Tool.objects.create(name="item_fetcher", kind=Tool.Kind.API_ACTION, api_action="api:gone-list.list")
+    client = admin()
+
+    page = client.get(f"/admin/mcp_tools/tool/{tool.pk}/change/").content.decode()
+    response = client.post(f"/admin/mcp_tools/tool/{tool.pk}/change/", api_form(api_action="api:gone-list.list"))
+
+    assert "api:gone-list.list (no longer routed)" in page
+    assert response.status_code == 200
+    assert "The site routes no API action api:gone-list.list." in response.content.decode()
