@@ -33,6 +33,8 @@ BY_METHOD: dict[str, dict[str, bool]] = {
     "PATCH": CHANGE,
     "DELETE": CHANGE,
 }
+# A POST to one object's route (an ``@action(detail=True)`` such as ``/orders/{pk}/cancel/``) changes what exists.
+POST_ON_OBJECT = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": False}
 
 
 def derived(row: Tool) -> dict[str, bool]:
@@ -41,7 +43,7 @@ def derived(row: Tool) -> dict[str, bool]:
     if row.searches_models:
         return dict(READ)
     if row.kind == Tool.Kind.API_ACTION:
-        return dict(BY_METHOD.get(api_method(row.api_action), {}))
+        return api_hints(row.api_action)
     query = getattr(row, "query", None) if row.kind == Tool.Kind.MODEL_QUERY else None
     return dict(BY_OPERATION.get(query.operation, {})) if query is not None else {}
 
@@ -61,11 +63,16 @@ def title(row: Tool) -> str:
     return row.title or humanised(row.name)
 
 
-def api_method(key: str) -> str:
-    """The HTTP method of the API action ``key`` names; "" when DRF is missing or the site routes no such action."""
+def api_hints(key: str) -> dict[str, bool]:
+    """The hints of the API action ``key`` names, from its HTTP method and route; none when DRF is missing or the
+    site routes no such action."""
     try:
         from mcp_tools.tools.executors.api.actions import find  # needs DRF, which is optional
     except ImportError:
-        return ""
+        return {}
     action = find(key)
-    return action.method if action is not None else ""
+    if action is None:
+        return {}
+    if action.method == "POST" and getattr(action.view, "initkwargs", {}).get("detail"):
+        return dict(POST_ON_OBJECT)
+    return dict(BY_METHOD.get(action.method, {}))

@@ -54,7 +54,7 @@ def execute(spec: ApiSpec, arguments: dict[str, Any], user: Any, credential: Any
         query[parameters.size] = str(arguments[parameters.size])
     if CURSOR in arguments:
         page = cursors.read(str(arguments[CURSOR]), spec.tool_name, user, arguments, spec.unbound)
-        query.update({k: v for k, v in page.items() if k in parameters.page})
+        query.update({k: v for k, v in page.items() if k in parameters.page or k == parameters.size})
     body = {name: arguments[name] for name in parameters.body if name in arguments}
     request = RequestFactory().generic(
         action.method,
@@ -101,7 +101,10 @@ def _result(spec: ApiSpec, arguments: dict[str, Any], user: Any, status: int, da
             result["count"] = plain["count"]
         following = plain.get("next")
         if isinstance(following, str) and following:
-            page = {k: v for k, v in parse_qsl(urlsplit(following).query) if k in spec.parameters.page}
+            # The page size travels too: page numbers count pages of one size, and a limit without its offset
+            # would read another page (or, with no default limit, the whole list).
+            kept = {*spec.parameters.page, spec.parameters.size}
+            page = {k: v for k, v in parse_qsl(urlsplit(following).query) if k in kept}
             result["nextCursor"] = cursors.issue(spec.tool_name, user, arguments, spec.unbound, page)
         return result
     return plain if isinstance(plain, dict) else {"result": plain}

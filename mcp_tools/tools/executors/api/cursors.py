@@ -1,4 +1,4 @@
-"""Opaque page cursors: a paginator's own query parameters, signed for one tool, caller and query.
+"""Opaque page cursors: a paginator's own query parameters and page size, signed for one tool, caller and query.
 
 Page numbers, limit and offset, and DRF's own cursors all travel as one ``cursor`` string. It is signed with
 the site's key and names the tool, the caller and the other arguments of the call that gave it, so a cursor
