@@ -5,13 +5,11 @@ from one that does not. Driven over ``manage.py mcp_stdio`` on a freshly seeded 
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.live.sites import child_environment
-from tests.test_demo_scopes import ORDERS_BY_MANAGER, call_as, error_text, manage, replies_as
+from tests.test_demo_scopes import ORDERS_BY_MANAGER, call_as, error_text, replies_as, seeded_demo
 
 pytestmark = pytest.mark.live
 
@@ -24,18 +22,14 @@ CUSTOMERS_OF = """
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    database = Path(tmp_path_factory.mktemp("demo-api")) / "demo.sqlite3"
-    env = child_environment({"MCP_DEMO_DATABASE": str(database)}, "tests.demo_settings")
-    manage(env, "migrate", "--noinput")
-    manage(env, "mcp_sync", "--enable")
-    manage(env, "seed_demo")
+    env, database = seeded_demo(tmp_path_factory)
     with sqlite3.connect(database) as connection:
         orders: dict[str, list[int]] = {}
         for order_id, manager in connection.execute(ORDERS_BY_MANAGER):
             orders.setdefault(manager, []).append(order_id)
         customers = {user: [row[0] for row in connection.execute(CUSTOMERS_OF, (user,))] for user in ("alice", "bob")}
         pending = [row[0] for row in connection.execute(PENDING)]
-    return {"env": env, "orders": orders, "customers": customers, "pending": pending, "database": database}
+    return {"env": env, "orders": orders, "customers": customers, "pending": pending}
 
 
 def test_alice_lists_the_customers_she_manages_through_every_page(shop: dict[str, Any]) -> None:

@@ -39,13 +39,19 @@ def manage(env: dict[str, str], *args: str, stdin: bytes = b"") -> subprocess.Co
     )
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def seeded_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], Path]:
+    """The environment of a demo site on a database of its own, built with ``make demo``'s steps, and that file."""
     database = Path(tmp_path_factory.mktemp("demo")) / "demo.sqlite3"
     env = child_environment({"MCP_DEMO_DATABASE": str(database)}, "tests.demo_settings")
     manage(env, "migrate", "--noinput")
     manage(env, "mcp_sync", "--enable")
     manage(env, "seed_demo")
+    return env, database
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    env, database = seeded_demo(tmp_path_factory)
     with sqlite3.connect(database) as connection:
         orders: dict[str, list[int]] = {}
         for order_id, manager in connection.execute(ORDERS_BY_MANAGER):
