@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_demo_scopes import ORDERS_BY_MANAGER, call_as, error_text, replies_as, seeded_demo
+from tests.live.demo import ORDERS_BY_MANAGER, call_as, error_text, replies_as, seeded_demo
 
 pytestmark = pytest.mark.live
 
