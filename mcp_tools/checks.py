@@ -182,17 +182,8 @@ def check_model_scopes(app_configs: Any = None, **kwargs: Any) -> list[checks.Ch
 
 @checks.register(checks.Tags.database, deploy=False)
 def check_tool_callables(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    if not databases:
-        return []
-    from django.db import DatabaseError
-
-    from mcp_tools.models import Tool
     from mcp_tools.tools.registry import registry
 
-    try:
-        rows = list(Tool.objects.filter(kind=Tool.Kind.CALLABLE).values_list("name", "callable_name"))
-    except DatabaseError:
-        return []
     return [
         checks.Warning(
             f"Tool {name!r} runs {callable_name!r}, which no installed app registers.",
@@ -200,9 +191,42 @@ def check_tool_callables(app_configs: Any = None, databases: Any = None, **kwarg
             obj=name,
             id="mcp_tools.W002",
         )
-        for name, callable_name in rows
+        for name, callable_name in _tools_of_kind("callable", "callable_name", databases)
         if registry.get(callable_name) is None
     ]
+
+
+@checks.register(checks.Tags.database, deploy=False)
+def check_api_actions(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """An API-action tool whose action the site no longer routes is listed to nobody and runs nothing."""
+    from mcp_tools.tools.executors.api.actions import available
+
+    rows = _tools_of_kind("api_action", "api_action", databases)
+    routed = available() if rows else {}
+    return [
+        checks.Warning(
+            f"Tool {name!r} runs API action {key!r}, which the site's routers no longer route.",
+            hint="Choose a routed action (manage.py mcp_api_actions lists them), or edit or delete the tool.",
+            obj=name,
+            id="mcp_tools.W012",
+        )
+        for name, key in rows
+        if key not in routed
+    ]
+
+
+def _tools_of_kind(kind: str, column: str, databases: Any) -> list[tuple[str, str]]:
+    """(name, ``column``) of the tools of ``kind``; none when the database checks were not asked for or fail."""
+    if not databases:
+        return []
+    from django.db import DatabaseError
+
+    from mcp_tools.models import Tool
+
+    try:
+        return list(Tool.objects.filter(kind=kind).values_list("name", column))
+    except DatabaseError:
+        return []
 
 
 @checks.register(checks.Tags.database, deploy=False)

@@ -28,6 +28,7 @@ INSTALLED_APPS = [
     "channels",
     "rest_framework",
     "rest_framework.authtoken",
+    "django_filters",
     "mcp_tools",
     "oauth2_provider",
     "mcp_tools.oauth",

@@ -4,84 +4,24 @@ seeded demo database."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.live.servers import ROOT
-from tests.live.sites import child_environment
+from tests.live.demo import ORDERS_BY_MANAGER, call_as, error_text, seeded_demo
 
 pytestmark = pytest.mark.live
-
-COMMAND_TIMEOUT = 120
-ORDERS_BY_MANAGER = """
-    SELECT o.id, COALESCE(u.username, '') FROM shop_order o
-    JOIN shop_customer c ON c.id = o.customer_id
-    LEFT JOIN auth_user u ON u.id = c.account_manager_id
-    ORDER BY o.id
-"""
-
-
-def manage(env: dict[str, str], *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        input=stdin,
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        timeout=COMMAND_TIMEOUT,
-        check=True,
-    )
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    database = Path(tmp_path_factory.mktemp("demo")) / "demo.sqlite3"
-    env = child_environment({"MCP_DEMO_DATABASE": str(database)}, "tests.demo_settings")
-    manage(env, "migrate", "--noinput")
-    manage(env, "mcp_sync", "--enable")
-    manage(env, "seed_demo")
+    env, database = seeded_demo(tmp_path_factory)
     with sqlite3.connect(database) as connection:
         orders: dict[str, list[int]] = {}
         for order_id, manager in connection.execute(ORDERS_BY_MANAGER):
             orders.setdefault(manager, []).append(order_id)
     return {"env": env, "orders": orders}
-
-
-def call_as(demo: dict[str, Any], user: str, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """The results of ``calls`` made in order by ``user`` in one stdio session."""
-    messages: list[dict[str, Any]] = [
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    ]
-    for number, (name, arguments) in enumerate(calls, start=1):
-        params = {"name": name, "arguments": arguments}
-        messages.append({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params})
-    stdin = b"".join(json.dumps(message).encode() + b"\n" for message in messages)
-    replies = [
-        json.loads(line) for line in manage(demo["env"], "mcp_stdio", "--user", user, stdin=stdin).stdout.splitlines()
-    ]
-    by_id = {reply.get("id"): reply for reply in replies}
-    return [by_id[number]["result"] for number in range(1, len(calls) + 1)]
-
-
-def error_text(result: dict[str, Any]) -> str:
-    assert result["isError"] is True, result
-    return str(result["content"][0]["text"])
 
 
 def test_order_summary_shows_bob_his_customers_orders_and_no_other(demo: dict[str, Any]) -> None:

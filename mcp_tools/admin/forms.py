@@ -257,7 +257,7 @@ def _flat(choices: Iterable[tuple[str, Any]]) -> Iterable[tuple[str, Any]]:
 
 
 class ModelQueryFormSet(forms.BaseInlineFormSet):
-    """A model-query tool has exactly one query; a registered-callable tool has none."""
+    """A model-query tool has exactly one query; the other kinds have none."""
 
     def clean(self) -> None:
         super().clean()
@@ -277,3 +277,5 @@ class ModelQueryFormSet(forms.BaseInlineFormSet):
             raise ValidationError(
                 _("A search or fetch tool reads its search sources, not a model query: delete the query.")
             )
+        if kind == Tool.Kind.API_ACTION and configured:
+            raise ValidationError(_("An API-action tool runs its API action, not a model query: delete the query."))

@@ -28,6 +28,7 @@ from mcp_tools.protocol import versions
 from mcp_tools.server.listing import definition_json
 from mcp_tools.tools import hints
 from mcp_tools.tools.entries import entry_from_row
+from mcp_tools.tools.executors.api.actions import available
 from mcp_tools.tools.registry import registry
 
 Operation = ModelQuery.Operation
@@ -44,6 +45,11 @@ class PrettyJSONField(forms.JSONField):
 
 class ToolForm(forms.ModelForm):
     callable_name = forms.ChoiceField(label=_("registered callable"), required=False)
+    api_action = forms.ChoiceField(
+        label=_("API action"),
+        required=False,
+        help_text=_("A ViewSet action of the site's Django REST framework routers (see manage.py mcp_api_actions)."),
+    )
 
     class Meta:
         model = Tool
@@ -57,6 +63,7 @@ class ToolForm(forms.ModelForm):
             "timeout_seconds",
             "kind",
             "callable_name",
+            "api_action",
             "input_schema",
             "output_schema",
             "read_only_hint",
@@ -85,6 +92,7 @@ class ToolForm(forms.ModelForm):
         field = self.fields["callable_name"]
         assert isinstance(field, forms.ChoiceField)
         field.choices = choices
+        self._offer_api_actions()
         if "input_schema" in self.fields:
             self.fields["input_schema"].required = False
             self.fields["input_schema"].help_text = _(
@@ -92,6 +100,15 @@ class ToolForm(forms.ModelForm):
                 "a model query generates its own."
             )
         self._show_derived()
+
+    def _offer_api_actions(self) -> None:
+        field = self.fields["api_action"]
+        assert isinstance(field, forms.ChoiceField)
+        routed = api_action_choices()
+        current = self.initial.get("api_action")
+        if current and current not in dict(routed):
+            routed.append((current, _("%(key)s (no longer routed)") % {"key": current}))
+        field.choices = [("", "---------"), *routed]
 
     def _show_derived(self) -> None:
         """Label each hint's "unknown" choice with the value it derives to, and the title with its fallback."""
@@ -183,10 +200,10 @@ class GroupGrantInline(admin.TabularInline):
 @admin.register(Tool)
 class ToolAdmin(admin.ModelAdmin):
     form = ToolForm
-    list_display = ("name", "title", "kind", "callable_name", "enabled", "updated_at")
+    list_display = ("name", "title", "kind", "implementation", "enabled", "updated_at")
     list_filter = ("enabled", "kind")
     list_editable = ("enabled",)
-    search_fields = ("name", "title", "description", "callable_name")
+    search_fields = ("name", "title", "description", "callable_name", "api_action")
     readonly_fields = ("created_at", "updated_at", "definition_preview")
     actions = ("enable_tools", "disable_tools")
     inlines = (ModelQueryInline, SearchSourceInline, UserGrantInline, GroupGrantInline)
@@ -199,7 +216,7 @@ class ToolAdmin(admin.ModelAdmin):
                 "description": _("Deny by default: grant the tool below to users or groups, or to everyone."),
             },
         ),
-        (_("Implementation"), {"fields": ("kind", "callable_name")}),
+        (_("Implementation"), {"fields": ("kind", "callable_name", "api_action")}),
         (_("Schemas"), {"fields": ("input_schema", "output_schema")}),
         (
             _("Annotations"),
@@ -216,7 +233,9 @@ class ToolAdmin(admin.ModelAdmin):
             return self.fieldsets
         generated = {
             "fields": ("generated_input_schema", "generated_output_schema"),
-            "description": _("Generated from the model query or search sources below; saving them regenerates them."),
+            "description": _(
+                "Generated from the model query, search sources or API action; saving them regenerates them."
+            ),
         }
         return [(title, generated if title == _("Schemas") else options) for title, options in self.fieldsets]
 
@@ -225,6 +244,11 @@ class ToolAdmin(admin.ModelAdmin):
         if is_generated(obj):
             readonly += ["generated_input_schema", "generated_output_schema"]
         return readonly
+
+    @admin.display(description=_("implementation"), ordering="callable_name")
+    def implementation(self, obj: Tool) -> str:
+        """What runs the tool: the callable or the API action; the model of a model query shows in its inline."""
+        return obj.api_action if obj.kind == Tool.Kind.API_ACTION else obj.callable_name
 
     @admin.display(description=_("input schema"))
     def generated_input_schema(self, obj: Tool) -> str:
@@ -262,8 +286,14 @@ class ToolAdmin(admin.ModelAdmin):
 
 
 def is_generated(tool: Tool | None) -> bool:
-    """Whether the tool's schemas are generated (a model query, search or fetch) rather than edited."""
-    return tool is not None and (tool.kind == Tool.Kind.MODEL_QUERY or tool.searches_models)
+    """Whether the tool's schemas are generated (a model query, search, fetch or API action) rather than edited."""
+    generated = (Tool.Kind.MODEL_QUERY, Tool.Kind.API_ACTION)
+    return tool is not None and (tool.kind in generated or tool.searches_models)
+
+
+def api_action_choices() -> list[tuple[str, str]]:
+    """The routed API actions as (key, label) choices."""
+    return [(key, f"{key}: {action.label}") for key, action in available().items()]
 
 
 def pretty_json(value: Any) -> str:

@@ -32,13 +32,14 @@ def default_input_schema() -> dict[str, Any]:
 
 
 class Tool(models.Model):
-    """A tool agents may list and call; its implementation is a registered callable or a model query."""
+    """A tool agents may list and call; a registered callable, a model query, a search pair or an API action runs it."""
 
     class Kind(models.TextChoices):
         CALLABLE = "callable", _("Registered Python callable")
         MODEL_QUERY = "model_query", _("Model query")
         SEARCH = "search", _("Search over models (ChatGPT search)")
         FETCH = "fetch", _("Fetch a search result (ChatGPT fetch)")
+        API_ACTION = "api_action", _("API action (Django REST framework)")
 
     name = models.CharField(
         _("name"),
@@ -77,6 +78,12 @@ class Tool(models.Model):
         max_length=200,
         blank=True,
         help_text=_("The key under which an app registered the function with @tool."),
+    )
+    api_action = models.CharField(
+        _("API action"),
+        max_length=255,
+        blank=True,
+        help_text=_("The routed ViewSet action this tool runs, as URL name and action: api:order-list.list."),
     )
     everyone = models.BooleanField(
         _("every authenticated user"),
@@ -119,6 +126,8 @@ class Tool(models.Model):
         super().clean()
         if self.kind == self.Kind.CALLABLE and not self.callable_name:
             raise ValidationError({"callable_name": _("Choose the registered callable this tool runs.")})
+        if self.kind == self.Kind.API_ACTION and not self.api_action:
+            raise ValidationError({"api_action": _("Choose the API action this tool runs.")})
         if self.kind != self.Kind.CALLABLE and not self.input_schema:
             self.input_schema = default_input_schema()
         checking.send(sender=type(self), instance=self)

@@ -217,6 +217,7 @@ class Call:
             progress=self.progress,
             transport=self.session.transport,
             session_id=self.session.session_id,
+            credential=self.session.token,
         )
         running = self.own_entry()
         if running is not None:

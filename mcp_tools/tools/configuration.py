@@ -1,5 +1,5 @@
 """Keeps tool rows true to what runs them: a callable's registration and schemas, a model query's schemas,
-a search source's fit to its model.
+a search source's fit to its model, an API action's route.
 
 The models know neither the registry nor the query engine; they send ``checking`` from ``clean()`` and
 this module answers it, and regenerates a model-query tool's schemas whenever its configuration is saved.
@@ -25,7 +25,10 @@ QUERY_FIELDS = ("kind", "input_schema", "output_schema")
 
 @receiver(checking, sender=Tool, dispatch_uid="mcp_tools.check_tool")
 def check_tool(instance: Tool, **kwargs: Any) -> None:
-    """A callable tool must name a registered callable; its schemas default to the callable's."""
+    """A callable tool must name a registered callable; its schemas default to the callable's. An API-action tool
+    must name a routed action; its schemas are the API's."""
+    if instance.kind == Tool.Kind.API_ACTION:
+        check_api_action(instance)
     if instance.kind != Tool.Kind.CALLABLE:
         return
     registered = registry.get(instance.callable_name)
@@ -36,6 +39,21 @@ def check_tool(instance: Tool, **kwargs: Any) -> None:
         instance.input_schema = registered.input_schema
     if instance.output_schema is None and registered.output_schema is not None:
         instance.output_schema = registered.output_schema
+
+
+def check_api_action(instance: Tool) -> None:
+    try:
+        from mcp_tools.tools.executors.api.spec import build as build_api  # needs DRF, an optional extra
+    except ImportError:
+        raise ValidationError({"kind": _("API actions need Django REST framework installed.")}) from None
+    api = build_api(instance.api_action, instance.name)
+    if api is None:
+        message = _("The site routes no API action %(key)s.") % {"key": instance.api_action}
+        raise ValidationError({"api_action": message})
+    instance.input_schema = api.parameters.input_schema
+    instance.output_schema = api.parameters.output_schema
+    if not instance.description:
+        instance.description = api.parameters.description
 
 
 @receiver(checking, sender=ModelQuery, dispatch_uid="mcp_tools.check_model_query")

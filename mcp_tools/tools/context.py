@@ -34,8 +34,11 @@ class Context:
         progress: Progress | None = None,
         transport: str = "",
         session_id: str = "",
+        credential: Any = None,
     ) -> None:
         self.user = user
+        #: What the caller authenticated with: a site token, an OAuth access token, or None for a session login.
+        self.credential = credential
         self.tool_name = tool_name
         self.request_id = request_id
         self.progress_token = progress_token

@@ -42,6 +42,7 @@ class Entry:
     required_capabilities: dict[str, Any] = field(default_factory=dict)
     query: QuerySpec | None = None
     sources: Sources | None = None
+    api: Any = None  # an ApiSpec (tools.executors.api), kept untyped here so that DRF stays optional
     argument_names: frozenset[str] | None = None  # when set, other names are refused with the allowed list
     required_permissions: tuple[str, ...] = ()
     grants: Grants = field(default_factory=Grants)
@@ -61,6 +62,8 @@ class Entry:
         would touch."""
         if self.kind in (Tool.Kind.SEARCH, Tool.Kind.FETCH):
             return self.sources is None
+        if self.kind == Tool.Kind.API_ACTION:
+            return self.api is None
         return self.kind == Tool.Kind.MODEL_QUERY and self.query is None
 
     @cached_property
@@ -99,6 +102,8 @@ def entry_from_row(row: Tool, grants: Grants | None = None) -> Entry:
         _attach_query(entry, row)
     if row.searches_models:
         _attach_sources(entry, row)
+    if entry.kind == Tool.Kind.API_ACTION:
+        _attach_api(entry, row)
     return entry
 
 
@@ -139,3 +144,21 @@ def _attach_sources(entry: Entry, row: Tool) -> None:
     entry.spec = replace(entry.spec, input_schema=input_of, output_schema=output_of)
     entry.argument_names = frozenset(input_of["properties"])
     entry.required_permissions = entry.sources.permissions()
+
+
+def _attach_api(entry: Entry, row: Tool) -> None:
+    try:
+        # Imported here: it needs Django REST framework, which only sites with API-action tools install.
+        from mcp_tools.tools.executors.api.spec import build as build_api
+
+        entry.api = build_api(row.api_action, row.name)
+    except Exception:
+        logger.exception("Tool %s names API action %s, which could not be inspected", row.name, row.api_action)
+        return
+    if entry.api is None:
+        logger.warning("Tool %s names API action %s, which the site no longer routes", row.name, row.api_action)
+        return
+    # As for model queries, the schemas come from the API itself, never from an edited or stale row.
+    parameters = entry.api.parameters
+    entry.spec = replace(entry.spec, input_schema=parameters.input_schema, output_schema=parameters.output_schema)
+    entry.argument_names = frozenset(parameters.input_schema["properties"])

@@ -34,11 +34,29 @@ USERS = [
     ("alice", "alice", "sales", False),
     ("bob", "bob", "support", False),
 ]
-# Model permissions, in the admin and through model-query tools: sales reads the shop, support also changes
-# orders. Both view users because get_customer shows the account manager's username.
+# Model permissions, in the admin, through model-query tools and in the REST API (project/shop/api): sales
+# reads the shop and adds and changes customers and orders; support reads the shop and changes orders. Both
+# view users because get_customer shows the account manager's username.
 GROUP_PERMISSIONS = {
-    "sales": ["shop.view_customer", "shop.view_product", "shop.view_order", "shop.view_orderline", "auth.view_user"],
-    "support": ["shop.view_customer", "shop.view_order", "shop.view_orderline", "shop.change_order", "auth.view_user"],
+    "sales": [
+        "shop.view_customer",
+        "shop.add_customer",
+        "shop.change_customer",
+        "shop.view_product",
+        "shop.view_order",
+        "shop.add_order",
+        "shop.change_order",
+        "shop.view_orderline",
+        "auth.view_user",
+    ],
+    "support": [
+        "shop.view_customer",
+        "shop.view_product",
+        "shop.view_order",
+        "shop.view_orderline",
+        "shop.change_order",
+        "auth.view_user",
+    ],
 }
 
 FIRST_NAMES = [

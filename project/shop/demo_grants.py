@@ -23,8 +23,20 @@ GROUP_TOOLS = {
         "audit_order_totals",
         "search",
         "fetch",
+        "api_list_customers",
+        "api_list_orders",
+        "api_get_order",
+        "api_mark_order_paid",
     ],
-    "support": ["list_orders", "update_order_status", "order_summary", "find_customers"],
+    "support": [
+        "list_orders",
+        "update_order_status",
+        "order_summary",
+        "find_customers",
+        "api_list_orders",
+        "api_get_order",
+        "api_mark_order_paid",
+    ],
 }
 EVERYONE_TOOLS = ["add"]
 

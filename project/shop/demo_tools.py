@@ -1,5 +1,5 @@
-"""The demo's model-query tools over the shop and ChatGPT's search and fetch pair, created by ``seed_demo`` when
-missing."""
+"""The demo's model-query tools over the shop, ChatGPT's search and fetch pair, and tools made from the shop's
+REST API, created by ``seed_demo`` when missing."""
 
 from __future__ import annotations
 
@@ -123,6 +123,43 @@ PAIR: list[dict[str, Any]] = [
 ]
 
 
+#: Tools made from the shop's REST API (project/shop/api): each runs a ViewSet action through DRF, with the API's
+#: own permissions, scoping, filters, pagination and validation.
+API_TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "api_list_customers",
+        "title": "List my customers (API)",
+        "api_action": "api:customer-list.list",
+        "description": (
+            "The customers you manage, from the shop's REST API. Filter by name (name, name__icontains) or email; "
+            "search looks in names and emails; ordering takes name or id. Pass nextCursor as cursor for the next page."
+        ),
+    },
+    {
+        "name": "api_list_orders",
+        "title": "List orders (API)",
+        "api_action": "api:order-list.list",
+        "description": (
+            "Orders from the shop's REST API, newest first. Filter by status, status__in (comma-separated), "
+            "total__gte, total__lte, created_at_after, created_at_before (YYYY-MM-DD) or customer id; search looks "
+            "in customer names. Pass nextCursor as cursor for the next page."
+        ),
+    },
+    {
+        "name": "api_get_order",
+        "title": "Get an order (API)",
+        "api_action": "api:order-detail.retrieve",
+        "description": "One order with its lines, by id, from the shop's REST API.",
+    },
+    {
+        "name": "api_mark_order_paid",
+        "title": "Mark an order paid (API)",
+        "api_action": "api:order-mark-paid.mark_paid",
+        "description": "Mark a pending order paid; only the customer's account manager may.",
+    },
+]
+
+
 def ensure_model_tools() -> list[str]:
     """Create each demo model-query tool whose name is free; returns the names created."""
     created = []
@@ -140,7 +177,20 @@ def ensure_model_tools() -> list[str]:
         query.full_clean()
         query.save()  # regenerates the tool's schemas
         created.append(tool.name)
-    return created + ensure_search_pair()
+    return created + ensure_search_pair() + ensure_api_tools()
+
+
+def ensure_api_tools() -> list[str]:
+    """Create each demo API-action tool whose name is free; its schemas come from the API when it is cleaned."""
+    created = []
+    for definition in API_TOOLS:
+        if Tool.objects.filter(name=definition["name"]).exists():
+            continue
+        tool = Tool(**definition, kind=Tool.Kind.API_ACTION, enabled=True)
+        tool.full_clean()
+        tool.save()
+        created.append(tool.name)
+    return created
 
 
 def ensure_search_pair() -> list[str]:

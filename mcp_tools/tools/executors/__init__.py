@@ -21,6 +21,10 @@ async def execute(entry: Entry, arguments: dict[str, Any], ctx: Context) -> Call
         return await queries.run(entry.query, arguments, ctx)
     if entry.sources is not None:
         return await queries.run_documents(entry.sources, arguments, ctx)
+    if entry.kind == Tool.Kind.API_ACTION and entry.api is not None:
+        from mcp_tools.tools.executors.api import call  # needs DRF: imported only when such a tool runs
+
+        return await call.run(entry.api, arguments, ctx)
     raise LookupError(f"No executor for tool kind {entry.kind!r}")
 
 
