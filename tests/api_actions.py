@@ -40,6 +40,8 @@ TOOLS: dict[str, tuple[str, str, str]] = {
     "accounts_list": ("api:account-list.list", "get", "api:account-list"),
     "feed_list": ("api:feed-list.list", "get", "api:feed-list"),
     "feed_get": ("api:feed-detail.retrieve", "get", "api:feed-detail"),
+    "caller_whoami": ("api:caller-whoami.whoami", "get", "api:caller-whoami"),
+    "caller_ping": ("api:caller-ping.ping", "get", "api:caller-ping"),
 }
 #: Fields the server sets itself, which differ between two objects made by the same request.
 OWN_VALUES = ("id", "ref", "created_at")

@@ -3,10 +3,12 @@ validation messages, for every action and every kind of caller."""
 
 from __future__ import annotations
 
+import uuid
 from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.core.cache import cache
 
 from mcp_tools.models import AccessToken, ToolCall
 from tests.api_actions import (
@@ -24,7 +26,9 @@ from tests.api_actions import (
 from tests.db import db_call
 from tests.live.asgi_http import HttpClient, request
 from tests.queries import failed, ok
+from tests.testapp.api import PingThrottle
 from tests.testapp.models import Item
+from tests.websocket import HOST, Connect, WSClient, login_cookie
 from tests.wire import connected
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -182,3 +186,48 @@ async def test_over_streamable_http_a_token_holder_pages_through_the_same_rows_a
     assert status == 200
     assert rows == body["results"]
     assert len(rows) == 16  # Mia's own and locked items, and no one else's
+
+
+async def test_the_views_own_throttle_refuses_the_call_where_it_refuses_the_http_request(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": uuid.uuid4().hex}
+    }
+    monkeypatch.setattr(PingThrottle, "timer", staticmethod(lambda: 1_800_000_000.25))
+    seeded = await db_call(seed)
+    mia, bob = seeded["people"]["mia"], seeded["people"]["bob"]
+    wire = await connected(await db_call(reload, mia))
+
+    replies = [await wire.call("caller_ping", {}) for _ in range(3)]
+    others = await (await connected(await db_call(reload, bob))).call("caller_ping", {})
+    cache.clear()
+    answers = [await db_call(http, mia, "caller_ping", {}) for _ in range(3)]
+
+    assert [ok(reply) for reply in replies[:2]] == [{"pong": "mia"}] * 2
+    assert [status for status, _body in answers] == [200, 200, 429]
+    refused = failed(replies[2])
+    assert refused == answers[2][1]["detail"] == "Request was throttled. Expected available in 60 seconds."
+    assert ok(others) == {"pong": "bob"}  # the throttle counts each caller's requests, as over HTTP
+    outcomes = await db_call(lambda: list(ToolCall.objects.order_by("pk").values_list("outcome", flat=True)))
+    assert outcomes == ["ok", "ok", "error", "ok"]
+
+
+async def test_the_view_sees_the_caller_and_the_credential_the_call_came_with(ws_connect: Connect) -> None:
+    seeded = await db_call(seed)
+    mia = seeded["people"]["mia"]
+    first, _ = await db_call(lambda: AccessToken.objects.issue(mia, name="first"))
+    second, raw = await db_call(lambda: AccessToken.objects.issue(mia, name="second"))
+    client = HttpClient(raw)
+    await client.initialize("2025-11-25")
+    by_token = ok((await client.send(request(1, "tools/call", {"name": "caller_whoami", "arguments": {}}))).json())
+    await client.close()
+    communicator, accepted, _ = await ws_connect([HOST, await db_call(login_cookie, mia)])
+    assert accepted
+    browser = WSClient(communicator)
+    await browser.initialize()
+    by_cookie = ok(await browser.request("tools/call", {"name": "caller_whoami", "arguments": {}}))
+
+    assert by_token == {"user": "mia", "auth": "AccessToken", "auth_pk": second.pk}
+    assert second.pk != first.pk
+    assert by_cookie == {"user": "mia", "auth": None, "auth_pk": None}

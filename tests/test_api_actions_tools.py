@@ -339,7 +339,7 @@ def test_the_command_lists_routed_actions_and_marks_used_and_unrouted_ones(db: N
     assert "api:item-rename.rename  POST /api/items/{pk}/rename/  ItemViewSet.rename" in lines
     assert "api:feed-detail.retrieve  GET /api/feed/{ref}/  ItemFeedViewSet.retrieve" in lines
     assert "api:gone-list.list  not routed  tools: ghost" in lines
-    assert len([line for line in lines if line.startswith("api:")]) == 12
+    assert len([line for line in lines if line.startswith("api:")]) == 14
 
     unused = io.StringIO()
     call_command("mcp_api_actions", "--unused", stdout=unused)

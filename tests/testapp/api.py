@@ -15,6 +15,7 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission, DjangoModel
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import DefaultRouter
+from rest_framework.throttling import UserRateThrottle
 
 from tests.testapp.models import Account, Item
 
@@ -148,7 +149,38 @@ class ItemFeedViewSet(viewsets.ReadOnlyModelViewSet):
         return Item.objects.filter(account__in=visible_accounts(self.request.user))
 
 
+class PingThrottle(UserRateThrottle):
+    """Two pings a minute per user, its rate set here so that the site's settings need none."""
+
+    scope = "caller_ping"
+    rate = "2/min"
+
+
+class CallerViewSet(viewsets.ViewSet):
+    """What the API knows of its caller."""
+
+    permission_classes = [IsAuthenticated]
+
+    @action(detail=False, methods=["get"])
+    def whoami(self, request: Request) -> Response:
+        """The user and the credential the request was authenticated as."""
+        auth = request.auth
+        return Response(
+            {
+                "user": request.user.username,
+                "auth": None if auth is None else type(auth).__name__,
+                "auth_pk": getattr(auth, "pk", None),
+            }
+        )
+
+    @action(detail=False, methods=["get"], throttle_classes=[PingThrottle])
+    def ping(self, request: Request) -> Response:
+        """Answer, twice a minute at most."""
+        return Response({"pong": request.user.username})
+
+
 router = DefaultRouter()
 router.register("items", ItemViewSet, basename="item")
 router.register("accounts", AccountViewSet, basename="account")
 router.register("feed", ItemFeedViewSet, basename="feed")
+router.register("caller", CallerViewSet, basename="caller")
