@@ -1,4 +1,5 @@
-"""``seed_demo``: demo users, shop data, model-query tools and grants, and optionally a fresh token for alice."""
+"""``seed_demo``: demo users, shop data, model-query, search and API tools and grants, and optionally a fresh token for
+alice."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ class Command(BaseCommand):
             f"{state} shop data: {result.customers} customers, {result.products} products, {result.orders} orders."
         )
         if result.tools_created:
-            self.stdout.write(f"Created model-query tools: {', '.join(result.tools_created)}")
+            self.stdout.write(f"Created tools: {', '.join(result.tools_created)}")
         self.write_grants(result.grants)
         if options["token"]:
             self.write_token()
