@@ -195,6 +195,7 @@ async def test_an_unknown_body_field_is_refused_before_the_view_runs(seeded: dic
         ("items_patch", {"pk": "1/2"}, "pk: '1/2' is not of type 'integer'"),
         ("items_patch", {"pk": 1, "quantity": -1}, "quantity: -1 is less than the minimum of 0"),
         ("accounts_list", {"limit": 1001}, "limit: 1001 is greater than the maximum of 1000"),
+        ("items_list", {"search": "x" * 1001}, f"search: '{'x' * 1001}' is too long"),
     ],
 )
 async def test_values_outside_the_schema_are_refused_before_the_view_runs(

@@ -24,6 +24,8 @@ from mcp_tools.tools.executors.api.cursors import MAX_CURSOR_CHARS
 CURSOR = "cursor"
 DESCRIBE_CURSOR = "nextCursor from the previous page, unchanged."
 KNOWN_FORMATS = {"date-time", "date", "time", "email", "uri", "uuid", "ipv4", "ipv6", "hostname"}
+#: The longest text a query parameter or string lookup takes; serializer fields keep their own lengths.
+MAX_PARAMETER_CHARS = 1000
 DROPPED = {"readOnly", "writeOnly", "nullable", "multipleOf", "format", "example", "deprecated", "xml"}
 STANDARD = {"list", "retrieve", "create", "update", "partial_update", "destroy"}
 BODY_METHODS = {"POST", "PUT", "PATCH"}
@@ -212,7 +214,7 @@ def _lookup_schema(view: Any, keyword: str) -> dict[str, Any]:
     integers = ("AutoField", "BigAutoField", "SmallAutoField", "IntegerField")
     if model is not None and field in ("pk", model._meta.pk.name) and model._meta.pk.get_internal_type() in integers:
         return {"type": "integer", "description": f"The {model._meta.verbose_name}'s {keyword}."}
-    return {"type": "string", "description": f"The {keyword} of the object."}
+    return _bounded({"type": "string", "description": f"The {keyword} of the object."})
 
 
 def _filter_parameters(view: Any, schema: AutoSchema, path: str, method: str) -> list[dict[str, Any]]:
@@ -294,8 +296,15 @@ def _describe_ordering(view: Any, parameters: list[dict[str, Any]]) -> None:
 
 
 def _parameter_schema(parameter: dict[str, Any]) -> dict[str, Any]:
-    found = json_schema(parameter.get("schema") or {"type": "string"})
+    found = _bounded(json_schema(parameter.get("schema") or {"type": "string"}))
     description = parameter.get("description")
     if description and "description" not in found:
         found["description"] = str(description)
     return found
+
+
+def _bounded(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with a length cap when it takes free text."""
+    if schema.get("type") == "string" and "enum" not in schema and "maxLength" not in schema:
+        schema["maxLength"] = MAX_PARAMETER_CHARS
+    return schema
