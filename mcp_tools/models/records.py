@@ -69,3 +69,47 @@ class ToolCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool_name} by {self.username or '-'} ({self.outcome})"
+
+
+class ToolChange(models.Model):
+    """One recorded change of a tool's definition, configuration or grants: who, when, how and what."""
+
+    class Action(models.TextChoices):
+        ADDED = "added", _("Added")
+        CHANGED = "changed", _("Changed")
+        DELETED = "deleted", _("Deleted")
+
+    created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
+    tool = models.ForeignKey(
+        "mcp_tools.Tool",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="changes",
+        verbose_name=_("tool"),
+    )
+    tool_name = models.CharField(_("tool name"), max_length=64, db_index=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("user"),
+    )
+    username = models.CharField(_("username"), max_length=150, blank=True)
+    source = models.CharField(
+        _("source"), max_length=32, blank=True, help_text=_("Where the change was made: admin, import, mcp_sync, ...")
+    )
+    action = models.CharField(_("action"), max_length=16, choices=Action.choices)
+    changes = models.JSONField(
+        _("changes"), default=dict, blank=True, help_text=_("Each changed field with its old and new value.")
+    )
+
+    class Meta:
+        ordering: ClassVar = ["-created_at", "-pk"]
+        verbose_name = _("tool change")
+        verbose_name_plural = _("tool changes")
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} {self.action} by {self.username or '-'}"

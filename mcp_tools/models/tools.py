@@ -107,6 +107,7 @@ class Tool(models.Model):
         ordering: ClassVar = ["name"]
         verbose_name = _("tool")
         verbose_name_plural = _("tools")
+        permissions: ClassVar = [("try_tool", _("Can try tools as another user"))]
 
     def __str__(self) -> str:
         return self.name
