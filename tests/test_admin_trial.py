@@ -238,6 +238,28 @@ def test_raw_arguments_must_be_a_json_object_within_the_cap(owner, adder, user):
     assert not ToolCall.objects.exists()
 
 
+def test_hostile_json_is_a_form_error_and_calls_nothing(owner, items):
+    deep = "[" * 5000 + "]" * 5000
+    nested_raw = run(owner, items, "alice", raw_arguments='{"a": ' + deep + "}")
+    nested_field = run(owner, items, "alice", arg_id__in=deep)
+    not_json = run(owner, items, "alice", arg_id__in="[1, NaN]")
+
+    assert "Message nested deeper than" in page(nested_raw) or "nested too deeply" in page(nested_raw)
+    assert "nested" in page(nested_field)
+    assert "Enter valid JSON." in page(not_json)
+    assert 'id="try-result"' not in page(nested_raw) + page(nested_field) + page(not_json)
+    assert not ToolCall.objects.exists()
+
+
+def test_a_json_field_sends_its_value(owner, items):
+    ids = list(Item.objects.filter(account__manager__username="alice").order_by("pk").values_list("pk", flat=True))
+
+    response = run(owner, items, "alice", arg_id__in=json.dumps(ids[:3]))
+
+    assert [row["id"] for row in structured(response)["results"]] == ids[:3]
+    assert ToolCall.objects.get().arguments == {"id__in": ids[:3]}
+
+
 def test_the_tools_rate_limit_binds_on_trials(owner, adder, user):
     adder.rate_limit = "1/m"
     adder.save()

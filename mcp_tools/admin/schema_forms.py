@@ -15,6 +15,10 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
+from mcp_tools.conf import mcp_settings
+from mcp_tools.exceptions import ProtocolError
+from mcp_tools.protocol import jsonrpc
+
 #: Properties beyond this many get no field of their own: the raw JSON arguments still reach them.
 MAX_FIELDS = 100
 #: A property name used as it is in the field's name (and so in its HTML id) when it looks like this.
@@ -46,11 +50,31 @@ def schema_type(schema: dict[str, Any]) -> str | None:
     return declared if isinstance(declared, str) else None
 
 
-class JSONValueField(forms.JSONField):
+def read_json(text: str, max_bytes: int) -> Any:
+    """``text`` decoded as the server decodes a message: strict JSON within a size and MAX_DEPTH."""
+    try:
+        return jsonrpc.decode(text, max_bytes=max_bytes, max_depth=int(mcp_settings.MAX_DEPTH))
+    except ProtocolError as exc:
+        message = _("Enter valid JSON.") if isinstance(exc, jsonrpc.ParseError) else exc.message
+        raise ValidationError(message) from None
+
+
+class JSONValueField(forms.CharField):
     """A JSON value typed in a textarea; empty means the argument is left out."""
 
+    def __init__(self, *, max_bytes: int, **kwargs: Any) -> None:
+        super().__init__(max_length=max_bytes, **kwargs)
+        self.max_bytes = max_bytes
+
     def prepare_value(self, value: Any) -> Any:
-        return "" if value is None else super().prepare_value(value)
+        if value is None or isinstance(value, str):
+            return value
+        return json.dumps(value, ensure_ascii=False)
+
+    def to_python(self, value: Any) -> Any:
+        """``(value,)`` for what was typed (``null`` too), None when the field was left empty."""
+        text = super().to_python(value)
+        return (read_json(text, self.max_bytes),) if text else None
 
 
 def scalar_enum(schema: dict[str, Any]) -> tuple[Any, ...] | None:
@@ -78,7 +102,7 @@ def kind_of(schema: dict[str, Any]) -> tuple[str, tuple[Any, ...]]:
     return "json", ()
 
 
-def build_field(schema: dict[str, Any], kind: str, enum: tuple[Any, ...], label: str) -> forms.Field:
+def build_field(schema: dict[str, Any], kind: str, enum: tuple[Any, ...], label: str, max_bytes: int) -> forms.Field:
     description = schema.get("description") if isinstance(schema, dict) else None
     options: dict[str, Any] = {"label": label, "required": False, "help_text": str(description or "")}
     if kind == "choice":
@@ -100,7 +124,7 @@ def build_field(schema: dict[str, Any], kind: str, enum: tuple[Any, ...], label:
         return forms.FloatField(min_value=_number(schema, "minimum"), max_value=_number(schema, "maximum"), **options)
     if kind == "boolean":
         return forms.ChoiceField(choices=BOOLEAN_CHOICES, **options)
-    return JSONValueField(widget=forms.Textarea(attrs=JSON_TEXTAREA), **options)
+    return JSONValueField(max_bytes=max_bytes, widget=forms.Textarea(attrs=JSON_TEXTAREA), **options)
 
 
 def shown(value: Any) -> str:
@@ -112,7 +136,7 @@ def _number(schema: dict[str, Any], key: str) -> Any:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def arguments_of(input_schema: dict[str, Any]) -> list[tuple[Argument, forms.Field]]:
+def arguments_of(input_schema: dict[str, Any], max_bytes: int) -> list[tuple[Argument, forms.Field]]:
     """The fields for the schema's properties (at most MAX_FIELDS), each with the argument it fills."""
     properties = input_schema.get("properties") if isinstance(input_schema, dict) else None
     if not isinstance(properties, dict):
@@ -124,7 +148,7 @@ def arguments_of(input_schema: dict[str, Any]) -> list[tuple[Argument, forms.Fie
         kind, enum = kind_of(schema)
         field_name = FIELD_PREFIX + (name if PLAIN_NAME.fullmatch(name) else str(index))
         label = f"{name} *" if name in needed else name
-        made.append((Argument(name, field_name, kind, enum), build_field(schema, kind, enum, label)))
+        made.append((Argument(name, field_name, kind, enum), build_field(schema, kind, enum, label, max_bytes)))
     return made
 
 
@@ -146,7 +170,7 @@ def initial_of(input_schema: dict[str, Any], argument: Argument) -> Any:
 def value_of(argument: Argument, cleaned: Any) -> tuple[bool, Any]:
     """(whether the field was filled in, the JSON value it gives the argument)."""
     if argument.kind == "json":
-        return (cleaned is not None, cleaned)
+        return (True, cleaned[0]) if cleaned is not None else (False, None)
     if cleaned in (None, "", []):
         return (False, None)
     if argument.kind == "choice":
@@ -165,7 +189,7 @@ class ArgumentsForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.max_bytes = max_bytes
         self.schema_arguments: list[Argument] = []
-        for argument, field in arguments_of(input_schema):
+        for argument, field in arguments_of(input_schema, max_bytes):
             field.initial = initial_of(input_schema, argument)
             self.fields[argument.field_name] = field
             self.schema_arguments.append(argument)
@@ -182,9 +206,9 @@ class ArgumentsForm(forms.Form):
         raw = cleaned.get("raw_arguments")
         if raw:
             try:
-                arguments = json.loads(raw)
-            except ValueError:
-                raise ValidationError({"raw_arguments": _("Enter a valid JSON object.")}) from None
+                arguments = read_json(raw, self.max_bytes)
+            except ValidationError as exc:
+                raise ValidationError({"raw_arguments": exc.messages}) from None
             if not isinstance(arguments, dict):
                 raise ValidationError({"raw_arguments": _("The arguments must be a JSON object.")})
         else:
