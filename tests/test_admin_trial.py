@@ -335,7 +335,8 @@ def test_a_group_member_without_the_model_permission_is_reported_unable_to_see_i
 
     text = page(response)
     refused = dict((name, html.unescape(why)) for name, why in REFUSED.findall(text))
-    assert refused == {"carol": "lacks the permission testapp.view_account, testapp.view_item"}
+    assert refused == {"carol": "lacks the permissions testapp.view_account, testapp.view_item"}
+    assert "Active superusers see every enabled tool, granted or not (SUPERUSERS_SEE_ALL is on)" in text
     [visible] = VISIBLE.findall(text)
     assert re.findall(r"<li>(.*?)</li>", visible) == ["alice"]
     assert "north (2 members)" in text

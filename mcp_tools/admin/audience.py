@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db.models import Count, Q, QuerySet
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from mcp_tools.access import permissions
 from mcp_tools.conf import mcp_settings
@@ -70,7 +71,8 @@ def reasons_refused(user: Any, entry: Entry) -> list[str]:
         return [_("the tool's configuration no longer fits its model, so nobody sees it")]
     missing = sorted(set(entry.required_permissions) - permissions.model_permissions(user))
     if missing and not user.is_superuser:
-        return [_("lacks the permission %(permissions)s") % {"permissions": ", ".join(missing)}]
+        text = ngettext("lacks the permission %(permissions)s", "lacks the permissions %(permissions)s", len(missing))
+        return [text % {"permissions": ", ".join(missing)}]
     return [_("refused by the site's permission classes (PERMISSION_CLASSES)")]
 
 
