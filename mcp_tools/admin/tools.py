@@ -10,9 +10,11 @@ from django.contrib import admin, messages
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.urls import URLPattern
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
+from mcp_tools.admin import trial
 from mcp_tools.admin.forms import ModelQueryForm, ModelQueryFormSet
 from mcp_tools.admin.sources import SearchSourceInline
 from mcp_tools.models import (
@@ -227,6 +229,10 @@ class ToolAdmin(admin.ModelAdmin):
             {"fields": ("definition_preview", "created_at", "updated_at"), "classes": ("collapse",)},
         ),
     )
+
+    def get_urls(self) -> list[URLPattern]:
+        # The tool's own pages (Try it, What clients see) come before the catch-all change URL.
+        return [*trial.urls(self), *super().get_urls()]
 
     def get_fieldsets(self, request: HttpRequest, obj: Tool | None = None) -> Any:
         if not is_generated(obj):

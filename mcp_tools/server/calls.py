@@ -237,10 +237,13 @@ class Call:
             return
         user = self.session.user
         authenticated = getattr(user, "is_authenticated", False)
+        credential = credentials.audit_fields(self.session.token)
+        if self.session.audit_client:
+            credential["client"] = self.session.audit_client[:255]
         await audit_log().record(
             user_id=user.pk if authenticated else None,
             username=user.get_username() if authenticated else "",
-            **credentials.audit_fields(self.session.token),
+            **credential,
             transport=self.session.transport,
             session_id=self.session.session_id,
             tool_name=str(self.name)[:128],

@@ -127,6 +127,8 @@ class Session(ListWatcher):
         self.revision: Revision | None = None
         self.client_capabilities: dict[str, Any] = {}
         self.client_info: dict[str, Any] = {}
+        # What the audit trail names as the client instead of the credential's (an admin trying a tool).
+        self.audit_client = ""
         self.on_end: OnEnd | None = None  # set by transports that can cut the connection off
         self.cancel_elsewhere: CancelElsewhere | None = None  # set where requests may run in other processes
         self.shared_calls: SessionCalls | None = None  # counts calls in every process, where they may run there

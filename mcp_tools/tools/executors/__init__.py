@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from functools import cache
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_tools.models import Tool
 from mcp_tools.tools.content import CallResult
 from mcp_tools.tools.context import Context
-from mcp_tools.tools.entries import Entry
+
+if TYPE_CHECKING:  # entries imports the query executors, which import this package
+    from mcp_tools.tools.entries import Entry
 
 
 async def execute(entry: Entry, arguments: dict[str, Any], ctx: Context) -> CallResult:
