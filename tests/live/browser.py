@@ -98,8 +98,10 @@ def chromium_path() -> str:
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Browser]:
     path = chromium_path()
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # Assertions that wait (expect(...).to_have_count) give up when navigations and selectors do.
+    expect.set_options(timeout=WAIT_MS)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
         open_browsers.append(browser)
