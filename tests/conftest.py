@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 from typing import Any
 
@@ -114,6 +115,20 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
         return (yield)
     finally:
         worker_connections.close_finished()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    """When a browser test fails, keep a screenshot and the HTML of every open page and name the files."""
+    report = yield
+    # Only a run that loaded the browser fixtures has pages to keep (and Playwright imported).
+    if report.failed and "tests.live.browser_pages" in sys.modules:
+        from tests.live.browser_pages import report_pages
+
+        saved = report_pages(item.nodeid)
+        if saved:
+            report.sections.append(("browser pages kept", saved))
+    return report
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -11,8 +11,16 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 SOURCES = sorted(path for path in TESTS.rglob("*.py") if "migrations" not in path.parts)
 TEST_MODULES = sorted(TESTS.glob("test_*.py"))
-# What a module needs to start processes: live server fixtures, sites, servers and the stdio demo, or subprocess itself.
-PROCESS_MODULES = {"tests.live.demo", "tests.live.fixtures", "tests.live.servers", "tests.live.sites", "subprocess"}
+# What a module needs to start processes: live server fixtures, sites, servers, the stdio demo and the browser,
+# or subprocess itself.
+PROCESS_MODULES = {
+    "tests.live.browser",
+    "tests.live.demo",
+    "tests.live.fixtures",
+    "tests.live.servers",
+    "tests.live.sites",
+    "subprocess",
+}
 
 
 def imported_modules(path: Path, root: Path = TESTS.parent) -> list[str]:
