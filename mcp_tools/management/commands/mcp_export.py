@@ -23,13 +23,15 @@ class Command(BaseCommand):
         parser.add_argument("--output", "-o", help="Write to this file (default: standard output).")
         parser.add_argument("--format", choices=FORMATS, default="json", help="json (default) or yaml.")
 
-    def handle(self, *names: str, output: str | None = None, format: str = "json", **options: Any) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
+        names: list[str] = options["names"]
+        output: str | None = options["output"]
         tools = list(tools_queryset(names or None))
         missing = sorted(set(names) - {tool.name for tool in tools})
         if missing:
             raise CommandError(f"No tool named {', '.join(missing)}.")
         try:
-            text = dumps(export(tools), format)
+            text = dumps(export(tools), options["format"])
         except TransferError as exc:
             raise CommandError(str(exc)) from None
         if output is None:

@@ -45,6 +45,7 @@ class Change:
 class ToolDiff:
     name: str
     status: str
+    kind: str = ""
     changes: list[Change] = field(default_factory=list)
     granted: list[str] = field(default_factory=list)
     revoked: list[str] = field(default_factory=list)
@@ -182,9 +183,9 @@ def diff(tool: Tool | None, entry: dict[str, Any]) -> ToolDiff:
         granted += [f"{label} {name}" for name in entry[key] if name not in before]
         revoked += [f"{label} {name}" for name in sorted(before - set(entry[key]))]
     if tool is None:
-        return ToolDiff(entry["name"], ADDED, [], granted, revoked)  # every field is new: the file shows them
+        return ToolDiff(entry["name"], ADDED, entry["kind"], [], granted, revoked)  # the file shows its fields
     status = CHANGED if changes or granted or revoked else UNCHANGED
-    return ToolDiff(entry["name"], status, changes, granted, revoked)
+    return ToolDiff(entry["name"], status, entry["kind"], changes, granted, revoked)
 
 
 def default_changes(current: dict[str, RateLimitOverride], wanted: dict[str, str], prune: bool) -> list[Change]:
