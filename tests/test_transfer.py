@@ -12,7 +12,15 @@ from django.contrib.auth.models import Group
 from django.core.management import CommandError, call_command
 
 from mcp_tools.models import GroupGrant, RateLimitOverride, Tool, UserGrant
-from mcp_tools.tools.transfer.document import MAX_BYTES, MAX_TOOLS, QUERY_KEYS, TOOL_KEYS, TransferError, parse
+from mcp_tools.tools.transfer.document import (
+    MAX_BYTES,
+    MAX_ERRORS,
+    MAX_TOOLS,
+    QUERY_KEYS,
+    TOOL_KEYS,
+    TransferError,
+    parse,
+)
 from mcp_tools.tools.transfer.importer import run
 from tests.db import db_call
 from tests.transfer_files import CUSTOM_SCHEMA, exported, file_text, query_entry, seed_site, tool_entry, wipe
@@ -364,3 +372,18 @@ async def test_connected_sessions_hear_one_list_changed_after_an_import(ws_sessi
     await db_call(lambda: run(parse(file_text(tool_entry("add_more", everyone=True))), apply=True))
 
     assert "add_more" in await heard_once(client)
+
+
+def test_problems_are_capped_in_number_and_length():
+    long_name = "u" * 10_000
+    text = file_text(*(tool_entry(f"t{i}", users=[f"{long_name}{i}"]) for i in range(MAX_ERRORS + 5)))
+
+    plan = run(parse(text))
+
+    assert (len(plan.errors), plan.unshown) == (MAX_ERRORS, 5)
+    assert all(len(error) <= 300 for error in plan.errors)
+    assert plan.errors[0].startswith("Tool 't0': no user 'uuuu")
+    with pytest.raises(TransferError) as raised:
+        parse(file_text(*({"name": "x" * 10_000, "kind": 1} for _ in range(MAX_ERRORS + 5))))
+    assert len(raised.value.messages) == MAX_ERRORS
+    assert all(len(message) <= 300 for message in raised.value.messages)

@@ -6,7 +6,6 @@ import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import DEFAULT_DB_ALIAS
 
 from mcp_tools.tools.transfer import report
 from mcp_tools.tools.transfer.document import FORMATS, MAX_BYTES, TransferError, guess_format, parse
@@ -41,7 +40,6 @@ class Command(BaseCommand):
             action="store_true",
             help="Disable the tools not in the file and remove group default rates the file does not set.",
         )
-        parser.add_argument("--database", default=DEFAULT_DB_ALIAS, help="The database to import into.")
 
     def handle(self, *args: Any, **options: Any) -> None:
         path: str = options["file"]
@@ -49,7 +47,7 @@ class Command(BaseCommand):
             document = parse(self.read(path), options["format"] or guess_format(path))
         except TransferError as exc:
             raise CommandError("The file cannot be imported:\n" + str(exc)) from None
-        settings = {"skip_missing": options["skip_missing"], "prune": options["prune"], "using": options["database"]}
+        settings = {"skip_missing": options["skip_missing"], "prune": options["prune"]}
         plan = run(document, **settings)
         self.show(plan)
         if plan.errors:

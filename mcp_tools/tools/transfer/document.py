@@ -18,6 +18,7 @@ FORMATS = ("json", "yaml")
 MAX_BYTES = 5_000_000
 MAX_TOOLS = 1000
 MAX_ERRORS = 50
+MAX_MESSAGE = 300  # characters of one problem: a message may quote a value from the file
 
 HINTS = ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint")
 # Kinds whose schemas are generated on the site (from the query, sources or API action): never in the file.
@@ -84,8 +85,13 @@ class TransferError(Exception):
     """The file cannot be read or has the wrong shape; ``messages`` says every problem found."""
 
     def __init__(self, messages: list[str]) -> None:
-        super().__init__("\n".join(messages))
-        self.messages = messages
+        self.messages = [clip(message) for message in messages[:MAX_ERRORS]]
+        super().__init__("\n".join(self.messages))
+
+
+def clip(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` cut to ``limit`` characters."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass
@@ -175,7 +181,7 @@ def shape(data: Any) -> Document:
         tool = _entry(entry, TOOL_KEYS, f"tools[{index}]", errors)
         if tool is None:
             continue
-        where = f"Tool {tool['name']!r}" if tool["name"] else f"tools[{index}]"
+        where = f"Tool {clip(tool['name'], 80)!r}" if tool["name"] else f"tools[{index}]"
         if not tool["name"]:
             errors.append(f"{where}: a name is required.")
         elif tool["name"] in seen:
@@ -185,7 +191,7 @@ def shape(data: Any) -> Document:
         document.tools.append(tool)
     document.rate_limits = _rates(rates, "rate_limits", errors)
     if errors:
-        raise TransferError(errors[:MAX_ERRORS])
+        raise TransferError(errors)
     return document
 
 

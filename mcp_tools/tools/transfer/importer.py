@@ -14,7 +14,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, models, transaction
+from django.db import DatabaseError, models, transaction
 
 from mcp_tools.models import (
     GroupGrant,
@@ -25,7 +25,15 @@ from mcp_tools.models import (
     UserGrant,
     default_input_schema,
 )
-from mcp_tools.tools.transfer.document import GENERATED, HINTS, QUERY_KEYS, SOURCE_KEYS, Document
+from mcp_tools.tools.transfer.document import (
+    GENERATED,
+    HINTS,
+    MAX_ERRORS,
+    QUERY_KEYS,
+    SOURCE_KEYS,
+    Document,
+    clip,
+)
 from mcp_tools.tools.transfer.export import ACCESS_FIELDS, PLAIN_FIELDS, tool_entry, tools_queryset
 
 ADDED, CHANGED, UNCHANGED = "added", "changed", "unchanged"
@@ -62,6 +70,19 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     pruned: list[str] = field(default_factory=list)
     applied: bool = False
+    unshown: int = 0  # problems beyond MAX_ERRORS
+
+    def refuse(self, text: str) -> None:
+        self._note(self.errors, text)
+
+    def warn(self, text: str) -> None:
+        self._note(self.warnings, text)
+
+    def _note(self, notes: list[str], text: str) -> None:
+        if len(notes) < MAX_ERRORS:
+            notes.append(clip(text))
+        else:
+            self.unshown += 1
 
     def by_status(self, status: str) -> list[ToolDiff]:
         return [diff for diff in self.tools if diff.status == status]
@@ -74,17 +95,17 @@ class Plan:
 class Names:
     """The users and groups the document names that exist here; the others are errors or, when skipped, warnings."""
 
-    def __init__(self, document: Document, plan: Plan, *, skip_missing: bool, using: str) -> None:
+    def __init__(self, document: Document, plan: Plan, *, skip_missing: bool) -> None:
         user_model = get_user_model()
         self.username = user_model.USERNAME_FIELD
         usernames = {name for tool in document.tools for name in tool["users"]}
         groupnames = {name for tool in document.tools for name in tool["groups"]}
         groupnames |= {rate["group"] for tool in document.tools for rate in tool["rate_limits"]}
         groupnames |= {rate["group"] for rate in document.rate_limits}
-        manager = user_model._default_manager.db_manager(using)
+        manager = user_model._default_manager
         found = manager.filter(**{f"{self.username}__in": usernames})
         self.users: dict[str, Any] = {str(getattr(user, self.username)): user for user in found}
-        self.groups = {group.name: group for group in Group.objects.using(using).filter(name__in=groupnames)}
+        self.groups = {group.name: group for group in Group.objects.filter(name__in=groupnames)}
         self.skip_missing, self.plan = skip_missing, plan
 
     def known(self, names: list[str], table: dict[str, Any], what: str, where: str) -> list[str]:
@@ -92,9 +113,9 @@ class Names:
         for name in names:
             if name not in table:
                 if self.skip_missing:
-                    self.plan.warnings.append(f"{where}: no {what} {name!r} on this site; skipped.")
+                    self.plan.warn(f"{where}: no {what} {clip(name, 80)!r} on this site; skipped.")
                 else:
-                    self.plan.errors.append(f"{where}: no {what} {name!r} on this site.")
+                    self.plan.refuse(f"{where}: no {what} {clip(name, 80)!r} on this site.")
         return [name for name in names if name in table]
 
 
@@ -105,7 +126,6 @@ def run(
     apply: bool = False,
     skip_missing: bool = False,
     prune: bool = False,
-    using: str = DEFAULT_DB_ALIAS,
 ) -> Plan:
     """The plan of importing ``document``; applied (committed) only when ``apply`` and nothing is wrong.
 
@@ -113,9 +133,9 @@ def run(
     removes group default rates the file does not set; without it they are reported and kept.
     """
     plan = Plan()
-    with transaction.atomic(using=using):
-        names = Names(document, plan, skip_missing=skip_missing, using=using)
-        existing = {tool.name: tool for tool in tools_queryset().using(using)}
+    with transaction.atomic():
+        names = Names(document, plan, skip_missing=skip_missing)
+        existing = {tool.name: tool for tool in tools_queryset()}
         wanted = [resolved(entry, names) for entry in document.tools]
         for entry in wanted:
             plan.tools.append(diff(existing.get(entry["name"]), entry))
@@ -124,27 +144,27 @@ def run(
         defaults = resolved_defaults(document, names)
         current_defaults = {
             rate.group.name: rate
-            for rate in RateLimitOverride.objects.using(using).filter(tool__isnull=True).select_related("group")
+            for rate in RateLimitOverride.objects.filter(tool__isnull=True).select_related("group")
         }
         plan.rate_limits = default_changes(current_defaults, defaults, prune)
         try:
             for entry, tool_diff in zip(wanted, plan.tools, strict=True):
                 if tool_diff.status != UNCHANGED:
-                    Writer(entry, existing.get(entry["name"]), names, plan, using).write()
-            write_defaults(defaults, current_defaults, names, plan, prune, using)
+                    Writer(entry, existing.get(entry["name"]), names, plan).write()
+            write_defaults(defaults, current_defaults, names, plan, prune)
             if prune:
                 plan.pruned = disable(plan.site_only, existing)
         except DatabaseError:
-            plan.errors.append("The database refused a change; nothing was imported.")
+            plan.refuse("The database refused a change; nothing was imported.")
         plan.applied = apply and not plan.errors
         if not plan.applied:
-            transaction.set_rollback(True, using=using)
+            transaction.set_rollback(True)
     return plan
 
 
 def resolved(entry: dict[str, Any], names: Names) -> dict[str, Any]:
     """The entry with only the users and groups that exist here (the others reported)."""
-    where = f"Tool {entry['name']!r}"
+    where = f"Tool {clip(entry['name'], 80)!r}"
     rates = [rate for rate in entry["rate_limits"] if names.known([rate["group"]], names.groups, "group", where)]
     return {
         **entry,
@@ -208,9 +228,9 @@ def describe(exc: ValidationError) -> str:
 class Writer:
     """Writes one tool and what hangs off it; notes a refusal and stops at it."""
 
-    def __init__(self, entry: dict[str, Any], tool: Tool | None, names: Names, plan: Plan, using: str) -> None:
-        self.entry, self.tool, self.names, self.plan, self.using = entry, tool, names, plan, using
-        self.where = f"Tool {entry['name']!r}"
+    def __init__(self, entry: dict[str, Any], tool: Tool | None, names: Names, plan: Plan) -> None:
+        self.entry, self.tool, self.names, self.plan = entry, tool, names, plan
+        self.where = f"Tool {clip(entry['name'], 80)!r}"
 
     def write(self) -> None:
         try:
@@ -226,9 +246,9 @@ class Writer:
         try:
             row.full_clean()
         except ValidationError as exc:
-            self.plan.errors.append(f"{where}: {describe(exc)}")
+            self.plan.refuse(f"{where}: {describe(exc)}")
             raise Refused from None
-        row.save(using=self.using)
+        row.save()
 
     def write_tool(self) -> Tool:
         entry, tool = self.entry, self.tool or Tool(name=self.entry["name"])
@@ -300,7 +320,7 @@ class Refused(Exception):
 
 
 def write_defaults(
-    wanted: dict[str, str], current: dict[str, RateLimitOverride], names: Names, plan: Plan, prune: bool, using: str
+    wanted: dict[str, str], current: dict[str, RateLimitOverride], names: Names, plan: Plan, prune: bool
 ) -> None:
     for group, rate_text in wanted.items():
         rate = current.get(group) or RateLimitOverride(group=names.groups[group], tool=None)
@@ -310,9 +330,9 @@ def write_defaults(
         try:
             rate.full_clean()
         except ValidationError as exc:
-            plan.errors.append(f"Default rate for {group}: {describe(exc)}")
+            plan.refuse(f"Default rate for {clip(group, 80)}: {describe(exc)}")
             continue
-        rate.save(using=using)
+        rate.save()
     if prune:
         for group, rate in current.items():
             if group not in wanted:

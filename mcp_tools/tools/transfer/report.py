@@ -35,6 +35,8 @@ def lines(plan: Plan) -> list[str]:
         out.append("Only on this site, kept: " + ", ".join(kept))
     out += [f"Warning: {warning}" for warning in plan.warnings]
     out += [f"Error: {error}" for error in plan.errors]
+    if plan.unshown:
+        out.append(f"... and {plan.unshown} more problem(s) not shown.")
     counts = {status: len(plan.by_status(status)) for status in (ADDED, CHANGED, UNCHANGED)}
     out.append(f"{counts[ADDED]} added, {counts[CHANGED]} changed, {counts[UNCHANGED]} unchanged.")
     return out
