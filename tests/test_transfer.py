@@ -387,3 +387,12 @@ def test_problems_are_capped_in_number_and_length():
         parse(file_text(*({"name": "x" * 10_000, "kind": 1} for _ in range(MAX_ERRORS + 5))))
     assert len(raised.value.messages) == MAX_ERRORS
     assert all(len(message) <= 300 for message in raised.value.messages)
+
+
+def test_the_file_can_come_from_standard_input(monkeypatch):
+    stdin = io.TextIOWrapper(io.BytesIO(file_text(tool_entry("add_more")).encode()))
+    monkeypatch.setattr("sys.stdin", stdin)
+
+    call_command("mcp_import", "-", "--noinput", stdout=io.StringIO())
+
+    assert names() == ["add_more"]
