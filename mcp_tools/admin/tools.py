@@ -14,7 +14,7 @@ from django.urls import URLPattern
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
-from mcp_tools.admin import trial
+from mcp_tools.admin import transfer, trial
 from mcp_tools.admin.forms import ModelQueryForm, ModelQueryFormSet
 from mcp_tools.admin.sources import SearchSourceInline
 from mcp_tools.models import (
@@ -207,7 +207,7 @@ class ToolAdmin(admin.ModelAdmin):
     list_editable = ("enabled",)
     search_fields = ("name", "title", "description", "callable_name", "api_action")
     readonly_fields = ("created_at", "updated_at", "definition_preview")
-    actions = ("enable_tools", "disable_tools")
+    actions = ("enable_tools", "disable_tools", transfer.export_tools)
     inlines = (ModelQueryInline, SearchSourceInline, UserGrantInline, GroupGrantInline)
     fieldsets = (
         (None, {"fields": ("name", "title", "description", "enabled")}),
@@ -231,8 +231,8 @@ class ToolAdmin(admin.ModelAdmin):
     )
 
     def get_urls(self) -> list[URLPattern]:
-        # The tool's own pages (Try it, What clients see) come before the catch-all change URL.
-        return [*trial.urls(self), *super().get_urls()]
+        # The tool's own pages (Try it, What clients see) and the import page come before the catch-all change URL.
+        return [*trial.urls(self), *transfer.urls(self), *super().get_urls()]
 
     def get_fieldsets(self, request: HttpRequest, obj: Tool | None = None) -> Any:
         if not is_generated(obj):
