@@ -46,6 +46,10 @@ def test_the_packages_it_installs_are_the_ones_serving_mcp(project: FreshProject
 def test_both_servers_it_names_start_and_answer_the_health_check(project: FreshProject) -> None:
     assert [type(server) for server in project.servers] == [RunServer, UvicornServer]
     assert project.health_checked == ["http://127.0.0.1:8000/mcp/health"]
+    # daphne's runserver serves ASGI, so the check that warns about Django's WSGI runserver stays silent.
+    runserver = project.servers[0]
+    assert "System check identified no issues" in runserver.log()
+    assert "mcp_tools.W013" not in runserver.log()
 
 
 @pytest.mark.parametrize("kind", [RunServer, UvicornServer], ids=["runserver", "uvicorn"])
