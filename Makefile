@@ -24,11 +24,16 @@ $(DEV_STAMP): $(STAMP) requirements-dev.txt
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	touch $(DEV_STAMP)
 
+# `make demo PORT=8123` serves on another port, HOST=... on another address (add it to DJANGO_ALLOWED_HOSTS).
+# Only the command line sets them: a PORT or HOST in the environment is left alone.
+HOST = 127.0.0.1
+PORT = 8000
+
 demo: venv
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py mcp_sync --enable
-	$(BIN)/python manage.py seed_demo --token
-	exec $(BIN)/uvicorn project.asgi:application --host 127.0.0.1 --port 8000 --no-access-log
+	$(BIN)/python manage.py seed_demo --token --base-url http://$(HOST):$(PORT)
+	exec $(BIN)/uvicorn project.asgi:application --host $(HOST) --port $(PORT) --no-access-log
 
 test: venv-dev
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

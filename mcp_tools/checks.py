@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from django.conf import settings
 from django.core import checks
+from django.core.management import get_commands, load_command_class
 from django.utils.module_loading import import_string
 
 from mcp_tools.access import concurrency
@@ -135,6 +137,31 @@ def _rate_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
         for name in RATES
         if value.get(name) not in (None, "") and not (isinstance(value[name], str) and RATE_RE.fullmatch(value[name]))
     ]
+
+
+@checks.register(checks.Tags.compatibility)
+def check_runserver_serves_asgi(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``manage.py runserver`` is about to serve the site over WSGI, where the MCP routes do not exist."""
+    if sys.argv[1:2] != ["runserver"] or runserver_serves_asgi():
+        return []
+    return [
+        checks.Warning(
+            "runserver is Django's WSGI server here: it serves the site's views but answers 404 for /mcp, "
+            "/mcp/ws and /mcp/health, which are routes of the ASGI application.",
+            hint='Put "daphne" first in INSTALLED_APPS (pip install daphne) so that runserver serves '
+            "ASGI_APPLICATION, or serve the site with uvicorn.",
+            id="mcp_tools.W013",
+        )
+    ]
+
+
+def runserver_serves_asgi() -> bool:
+    """Whether the installed ``runserver`` command serves ASGI (daphne's) rather than Django's WSGI server."""
+    from django.core.servers.basehttp import WSGIServer
+
+    command = load_command_class(get_commands()["runserver"], "runserver")
+    server = getattr(command, "server_cls", None)
+    return not (isinstance(server, type) and issubclass(server, WSGIServer))
 
 
 @checks.register(checks.Tags.compatibility)

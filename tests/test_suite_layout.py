@@ -11,11 +11,12 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 SOURCES = sorted(path for path in TESTS.rglob("*.py") if "migrations" not in path.parts)
 TEST_MODULES = sorted(TESTS.glob("test_*.py"))
-# What a module needs to start processes: live server fixtures, sites, servers, the stdio demo and the browser,
-# or subprocess itself.
+# What a module needs to start processes: live server fixtures, sites, servers, the stdio demo, the browser and
+# the fresh project, or subprocess itself.
 PROCESS_MODULES = {
     "tests.live.browser",
     "tests.live.demo",
+    "tests.live.fresh_project",
     "tests.live.fixtures",
     "tests.live.servers",
     "tests.live.sites",

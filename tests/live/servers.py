@@ -29,6 +29,10 @@ def free_port() -> int:
 class ServerProcess:
     """One ``uvicorn tests.asgi:application`` process; start, wait for readiness, stop, read its log."""
 
+    # Subclasses serving another site change what runs, where, and the line it logs once it listens.
+    cwd: Path = ROOT
+    ready_line: str = READY_LINE
+
     def __init__(self, name: str, env: dict[str, str], log_path: Path) -> None:
         self.name = name
         self.env = env
@@ -65,7 +69,7 @@ class ServerProcess:
         self._ready = False
         self.process = subprocess.Popen(
             self.command(),
-            cwd=ROOT,
+            cwd=self.cwd,
             env=self.env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -82,7 +86,7 @@ class ServerProcess:
             for line in stream:
                 log.write(line)
                 log.flush()
-                if READY_LINE in line:
+                if self.ready_line in line:
                     self._ready = True
                     self._settled.set()
         self._settled.set()

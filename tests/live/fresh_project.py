@@ -1,0 +1,246 @@
+"""A new ``startproject`` site built by the README's "Add mcp_tools to an existing site" steps, run as written.
+
+The steps are read from README.md: each fenced block of that section is either a file to write or extend
+(its first line names the file, ``# mysite/asgi.py`` or ``# mysite/settings.py (add)``), or shell lines,
+run in order. A line this module does not know how to run fails, so the README and the test stay in step.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from tests.live.servers import ROOT, ServerProcess
+
+README = ROOT / "README.md"
+SECTION = "## Add mcp_tools to an existing site"
+COMMAND_TIMEOUT = 60
+FILE_LINE = re.compile(r"^# (?P<path>[\w/]+\.py)(?P<add> \(add\))?$")
+ELLIPSIS_LINE = re.compile(r"^\s*# \.\.\.")
+SUPERUSER_PASSWORD = "fresh-project-password"
+HEALTH_RETRIES = 5
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced code block: its language and its text."""
+
+    language: str
+    text: str
+
+
+def section_blocks(readme: str = "") -> list[Block]:
+    """The fenced blocks of the README's existing-site section, in order, up to the section's first subheading."""
+    lines = (readme or README.read_text()).splitlines()
+    start = lines.index(SECTION) + 1
+    blocks: list[Block] = []
+    fence: str | None = None
+    body: list[str] = []
+    for line in lines[start:]:
+        stripped = line.strip()
+        if fence is None:
+            if line.startswith("#"):
+                break
+            if stripped.startswith("```"):
+                fence, body = stripped[3:], []
+                indent = len(line) - len(line.lstrip())
+            continue
+        if stripped == "```":
+            blocks.append(Block(fence, "\n".join(each[indent:] for each in body) + "\n"))
+            fence = None
+        else:
+            body.append(line)
+    return blocks
+
+
+def replace_assignment(source: str, block: str) -> str:
+    """``source`` with the assignment ``block`` makes put in place of the one it has for the same name.
+
+    A ``# ...`` line of the block stands for the entries the existing list already holds.
+    """
+    statement = ast.parse(block).body[0]
+    assert isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name), block
+    name = statement.targets[0].id
+    existing = next(
+        node
+        for node in ast.parse(source).body
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name
+    )
+    entries = [f"    {value!r}," for value in ast.literal_eval(existing.value)]
+    lines = block.splitlines()
+    expanded = [entry for line in lines for entry in (entries if ELLIPSIS_LINE.match(line) else [line])]
+    assert expanded != lines, f"the README's {name} keeps no room for the site's own entries"
+    source_lines = source.splitlines()
+    assert existing.end_lineno is not None
+    merged = source_lines[: existing.lineno - 1] + expanded + source_lines[existing.end_lineno :]
+    return "\n".join(merged) + "\n"
+
+
+@dataclass
+class FreshProject:
+    """A project made by ``startproject mysite`` in ``root``, and the processes serving it."""
+
+    root: Path
+    servers: list[ServerProcess] = field(default_factory=list)
+    token: str = ""
+    client_script: str = ""
+    installed: list[str] = field(default_factory=list)
+    health_checked: list[str] = field(default_factory=list)
+
+    @property
+    def env(self) -> dict[str, str]:
+        # PYTHONPATH stands in for `pip install django-mcp-tools`: this checkout is the package.
+        env = {key: value for key, value in os.environ.items() if not key.startswith(("MCP_", "DJANGO_"))}
+        env.update(
+            PYTHONPATH=str(ROOT),
+            PYTHONUNBUFFERED="1",
+            DJANGO_SUPERUSER_PASSWORD=SUPERUSER_PASSWORD,
+            DJANGO_SUPERUSER_EMAIL="admin@example.com",
+        )
+        return env
+
+    def create(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.run([sys.executable, "-m", "django", "startproject", "mysite", str(self.root)])
+
+    def run(self, command: list[str]) -> str:
+        try:
+            completed = subprocess.run(
+                command,
+                cwd=self.root,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=COMMAND_TIMEOUT,
+                check=True,
+            )
+        except subprocess.CalledProcessError as exc:
+            raise RuntimeError(f"{shlex.join(command)} failed:\n{exc.stdout}\n{exc.stderr}") from None
+        return completed.stdout
+
+    def apply(self, block: Block) -> None:
+        """Write the file a block names, or run its shell lines."""
+        if block.language == "sh":
+            for line in block.text.splitlines():
+                words = shlex.split(line, comments=True)
+                if words:
+                    self.shell(words)
+            return
+        first, _, rest = block.text.partition("\n")
+        named = FILE_LINE.match(first)
+        assert named is not None, f"a README block names no file: {first!r}"
+        self.write(named["path"], rest, add=bool(named["add"]))
+
+    def write(self, name: str, text: str, *, add: bool) -> None:
+        path = self.root / name
+        if name == "client.py":
+            self.client_script = text
+            return
+        if add:
+            path.write_text(path.read_text() + "\n" + text)
+        elif path.exists() and len(ast.parse(text).body) == 1 and isinstance(ast.parse(text).body[0], ast.Assign):
+            path.write_text(replace_assignment(path.read_text(), text))
+        else:
+            path.write_text(text)
+
+    def shell(self, words: list[str]) -> None:
+        match words:
+            case ["pip", "install", *packages]:
+                self.installed.extend(packages)
+            case ["python", "manage.py", "runserver", *options]:
+                # --noreload: one process to stop, rather than a reloader and its child.
+                self.serve(RunServer, options)
+            case ["uvicorn", *options]:
+                self.serve(UvicornServer, options)
+            case ["curl", url]:
+                self.health_checked.append(url)
+                for server in self.servers:
+                    response = httpx.get(server.url(httpx.URL(url).path), timeout=10)
+                    assert response.status_code == 200, (server, response.text)
+            case ["python", "manage.py", "createsuperuser", *options]:
+                self.run([sys.executable, "manage.py", "createsuperuser", *options, "--noinput"])
+            case ["python", "manage.py", "mcp_token", "create", *options]:
+                self.token = self.run([sys.executable, "manage.py", "mcp_token", "create", *options]).strip()
+            case ["python", "manage.py", *arguments]:
+                self.run([sys.executable, "manage.py", *arguments])
+            case _:
+                raise AssertionError(f"the README asks for a step this test cannot run: {shlex.join(words)}")
+
+    def serve(self, kind: type[ProjectServer], options: list[str]) -> None:
+        server = kind(self.root, options, self.env, self.root / f"{kind.__name__}.log")
+        self.servers.append(server)
+        server.start()
+
+    def run_client(self, server: ServerProcess) -> str:
+        """The README's client script, pointed at ``server`` with the token, run; its output."""
+        script = self.client_script.replace("http://127.0.0.1:8000", server.base_url).replace("<token>", self.token)
+        assert script != self.client_script, "the README's client names no URL and token to fill in"
+        path = self.root / f"client_{server.port}.py"
+        path.write_text(script)
+        return self.run([sys.executable, str(path)])
+
+    def stop(self) -> None:
+        for server in self.servers:
+            server.stop()
+
+
+class ProjectServer(ServerProcess):
+    """A server of the fresh project, started with the README's command on a free loopback port."""
+
+    def __init__(self, root: Path, options: list[str], env: dict[str, str], log_path: Path) -> None:
+        super().__init__(type(self).__name__, env, log_path)
+        self.cwd = root
+        self.options = options
+
+
+class RunServer(ProjectServer):
+    """``manage.py runserver``: daphne's, when ``daphne`` comes first in INSTALLED_APPS."""
+
+    # Printed just before daphne binds its port (its "Listening" line is logged below the level shown).
+    ready_line = "Quit the server with"
+
+    def command(self) -> list[str]:
+        return [sys.executable, "manage.py", "runserver", *self.options, f"127.0.0.1:{self.port}", "--noreload"]
+
+    def wait_ready(self) -> None:
+        super().wait_ready()
+        # The port is bound moments after the banner: retry refused connections, with httpx's bounded backoff.
+        with httpx.Client(transport=httpx.HTTPTransport(retries=HEALTH_RETRIES), timeout=10) as client:
+            response = client.get(self.url("/mcp/health"))
+        assert response.status_code == 200, (self, response.text, self.log())
+
+
+class UvicornServer(ProjectServer):
+    """``uvicorn mysite.asgi:application`` with the README's options, on another port."""
+
+    def command(self) -> list[str]:
+        options = list(self.options)
+        options[options.index("--port") + 1] = str(self.port)
+        return [sys.executable, "-m", "uvicorn", *options]
+
+
+@contextmanager
+def fresh_project(root: Path) -> Iterator[FreshProject]:
+    """A new project with every step of the README's existing-site section applied, its servers running."""
+    project = FreshProject(root)
+    try:
+        project.create()
+        for block in section_blocks():
+            project.apply(block)
+        yield project
+    finally:
+        project.stop()
+
+
+__all__ = ["Block", "FreshProject", "fresh_project", "section_blocks"]
