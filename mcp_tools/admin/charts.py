@@ -16,7 +16,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 WIDTH, HEIGHT = 900, 280
-LEFT, RIGHT, TOP, BOTTOM = 60, 16, 34, 78
+LEFT, RIGHT, TOP, BOTTOM = 60, 32, 16, 78
 MAX_X_LABELS = 12
 #: Fallback colours, in the order of the tones; the admin's CSS variables replace the first ones.
 PALETTE = ("#417690", "#79aec8", "#e5b946", "#5b9a68", "#b05c8a", "#8a6fbf", "#d9822b", "#888888")
@@ -40,13 +40,17 @@ def tone_of(series: Series, index: int) -> tuple[str, str]:
     return f"mcp-tone-{position % len(PALETTE)}", PALETTE[position % len(PALETTE)]
 
 
-def nice_ceiling(value: float) -> tuple[float, float]:
-    """An axis top at or above ``value`` and its tick step (1, 2 or 5 times a power of ten; four or five ticks)."""
+def nice_ceiling(value: float, whole: bool = True) -> tuple[float, float]:
+    """An axis top at or above ``value`` and its tick step (1, 2 or 5 times a power of ten; four or five ticks).
+
+    With ``whole`` (counts) the step is at least 1.
+    """
     if value <= 0:
-        return 1.0, 1.0 if value == 0 else 0.25
+        return 1.0, 1.0
     rough = value / 4
     power = 10 ** math.floor(math.log10(rough))
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= rough)
+    step = max(step, 1) if whole else step
     return step * math.ceil(value / step), step
 
 
@@ -60,18 +64,20 @@ def _svg(ident: str, title: str, description: str, body: list[str], legend: Sequ
         f'width="{WIDTH}" height="{HEIGHT}" role="img" aria-labelledby="{ident}-title {ident}-desc">',
         f'<title id="{ident}-title">{escape(title)}</title>',
         f'<desc id="{ident}-desc">{escape(description)}</desc>',
-        f'<text class="mcp-chart-title" x="{LEFT}" y="20">{escape(title)}</text>',
         *body,
     ]
-    x, y = LEFT, HEIGHT - 14
+    x, y = LEFT, HEIGHT - 34
     for index, series in enumerate(legend):
         css, colour = tone_of(series, index)
         label = escape(series.name)
+        room = 24 + 8 * len(series.name)
+        if x + room > WIDTH - RIGHT and x > LEFT:
+            x, y = LEFT, y + 18
         parts.append(
             f'<g class="mcp-legend"><rect class="{css}" fill="{colour}" x="{x}" y="{y - 9}" width="10" height="10"/>'
             f'<text x="{x + 14}" y="{y}">{label}</text></g>'
         )
-        x += 24 + 7 * min(len(series.name), 28)
+        x += room
     parts.append("</svg>")
     return mark_safe("".join(parts))  # every text above is escaped
 
@@ -161,9 +167,11 @@ def lines(ident: str, title: str, labels: Sequence[str], series: Sequence[Series
     return _svg(ident, title, description, body, series)
 
 
-def bars(ident: str, title: str, labels: Sequence[str], series: Sequence[Series], unit: str) -> SafeString:
+def bars(
+    ident: str, title: str, labels: Sequence[str], series: Sequence[Series], unit: str, whole: bool = True
+) -> SafeString:
     """Horizontal bars: one group per label (a tool, a user), one bar per series in each group."""
-    top, step = nice_ceiling(max((v for s in series for v in s.values), default=0))
+    top, step = nice_ceiling(max((v for s in series for v in s.values), default=0), whole)
     left = 200
     plot_w = WIDTH - left - RIGHT
     plot_h = HEIGHT - TOP - BOTTOM

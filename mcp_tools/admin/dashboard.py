@@ -230,6 +230,7 @@ def charts_of(board: Dashboard) -> dict[str, SafeString]:
                 Series(str(_("95th percentile")), [row["p95_ms"] for row in board.slowest], "0"),
             ],
             str(_("milliseconds")),
+            whole=False,
         ),
         "users": charts.bars(
             "mcp-users",

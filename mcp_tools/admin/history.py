@@ -77,6 +77,8 @@ def shown(value: Any) -> str:
     """A recorded value as people read it: text as it is, other values as JSON, nothing as a dash."""
     if value is None:
         return EMPTY
+    if value == "":
+        return str(_("(blank)"))
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, sort_keys=True)

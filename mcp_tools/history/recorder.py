@@ -23,6 +23,8 @@ from mcp_tools.models import GroupGrant, ModelQuery, RateLimitOverride, SearchSo
 BEFORE = "_mcp_history_before"
 ADDED, CHANGED, DELETED = ToolChange.Action.ADDED, ToolChange.Action.CHANGED, ToolChange.Action.DELETED
 UNTRACKED = frozenset({"id", "tool", "created_at", "updated_at"})
+# Values a new row's entry leaves out: fields left blank say nothing.
+EMPTY: tuple[Any, ...] = (None, "", [], {})
 
 # Tools being deleted, as (database, pk): the rows deleted with them are part of the tool's own entry.
 _deleting: set[tuple[str, Any]] = set()
@@ -109,6 +111,8 @@ def saved(
         old = {key: value for key, value in old.items() if key.rsplit(".", 1)[-1] in shown}
         after = {key: value for key, value in after.items() if key.rsplit(".", 1)[-1] in shown}
     action = ADDED if created and isinstance(instance, Tool) else CHANGED
+    if created:
+        after = {key: value for key, value in after.items() if value not in EMPTY}
     if before is not None and old_tool != new_tool:
         _write(before, old_tool, using, CHANGED, diff(old, {}))
         old = {}
