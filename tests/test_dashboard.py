@@ -236,3 +236,20 @@ def test_the_change_list_links_to_the_dashboard(admin_client: Any) -> None:
     page = admin_client.get("/admin/mcp_tools/toolcall/").content.decode()
 
     assert f'href="{DASHBOARD_URL}"' in page
+
+
+def test_hostile_tool_and_user_names_are_shown_as_text(admin_client: Any) -> None:
+    hostile = '<script>alert("x")</script>' + "y" * 90
+    call(hostile, timezone.now(), user='"><img src=x onerror=alert(1)>')
+
+    response = admin_client.get(DASHBOARD_URL)
+
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "<script>alert" not in page and "<img src=x" not in page
+    drawn = charts_of(response.context["board"])
+    tools, users = ET.fromstring(drawn["tools"]), ET.fromstring(drawn["users"])
+    assert any(hostile in (t.text or "") for t in tools.iter(f"{SVG}title"))
+    assert any('"><img src=x' in (t.text or "") for t in users.iter(f"{SVG}title"))
+    legend = [t.text or "" for g in tools.iter(f"{SVG}g") for t in g.iter(f"{SVG}text")]
+    assert legend == [hostile[: charts.LEGEND_CHARS - 1] + "…"]

@@ -18,6 +18,8 @@ from django.utils.safestring import SafeString, mark_safe
 WIDTH, HEIGHT = 900, 280
 LEFT, RIGHT, TOP, BOTTOM = 60, 32, 16, 78
 MAX_X_LABELS = 12
+#: The longest name a legend shows; the bars' tooltips carry the whole name.
+LEGEND_CHARS = 30
 #: Fallback colours, in the order of the tones; the admin's CSS variables replace the first ones.
 PALETTE = ("#417690", "#79aec8", "#e5b946", "#5b9a68", "#b05c8a", "#8a6fbf", "#d9822b", "#888888")
 TONES = {"error": "#ba2121", "other": "#888888"}
@@ -69,8 +71,9 @@ def _svg(ident: str, title: str, description: str, body: list[str], legend: Sequ
     x, y = LEFT, HEIGHT - 34
     for index, series in enumerate(legend):
         css, colour = tone_of(series, index)
-        label = escape(series.name)
-        room = 24 + 8 * len(series.name)
+        name = series.name if len(series.name) <= LEGEND_CHARS else series.name[: LEGEND_CHARS - 1] + "…"
+        label = escape(name)
+        room = 24 + 8 * len(name)
         if x + room > WIDTH - RIGHT and x > LEFT:
             x, y = LEFT, y + 18
         parts.append(
