@@ -261,3 +261,36 @@ def test_nobody_adds_edits_or_deletes_history(admin_client: Any) -> None:
     assert entry.tool_name == "adder"
     listed = admin_client.get(CHANGES_URL, {"q": "adder", "source": "code"})
     assert listed.status_code == 200 and list(listed.context["cl"].result_list) == [entry]
+
+
+def test_a_grant_added_and_removed_in_one_block_leaves_no_entry(django_user_model: Any) -> None:
+    tool = adder()
+    bob = django_user_model.objects.create_user("bob")
+
+    with recording(source="import"):
+        UserGrant.objects.create(tool=tool, user=bob).delete()
+
+    assert entries(source="import") == []
+
+
+def test_each_save_outside_a_block_is_an_entry_of_its_own(django_user_model: Any) -> None:
+    tool = adder()
+    bob = django_user_model.objects.create_user("bob")
+
+    UserGrant.objects.create(tool=tool, user=bob).delete()
+
+    assert [e.changes for e in entries(action="changed")] == [
+        {"user grant: bob": [None, "granted"]},
+        {"user grant: bob": ["granted", None]},
+    ]
+
+
+def test_a_grant_moved_to_another_tool_is_in_both_histories(django_user_model: Any) -> None:
+    tool, other = adder(), Tool.objects.create(name="other", callable_name="add")
+    grant = UserGrant.objects.create(tool=tool, user=django_user_model.objects.create_user("bob"))
+
+    grant.tool = other
+    grant.save()
+
+    assert entries()[-1].changes == {"user grant: bob": ["granted", None]}
+    assert entries("other")[-1].changes == {"user grant: bob": [None, "granted"]}
