@@ -255,6 +255,10 @@ def test_nobody_adds_edits_or_deletes_history(admin_client: Any) -> None:
     entry = entries()[0]
 
     assert admin_client.get(f"{CHANGES_URL}add/").status_code == 403
+    shown = admin_client.get(f"{CHANGES_URL}{entry.pk}/change/")
+    assert (
+        shown.status_code == 200 and "<th>description</th><td>—</td><td>→</td><td>Adds.</td>" in shown.content.decode()
+    )
     assert admin_client.post(f"{CHANGES_URL}{entry.pk}/delete/", {"post": "yes"}).status_code == 403
     admin_client.post(f"{CHANGES_URL}{entry.pk}/change/", {"tool_name": "renamed"})
     entry.refresh_from_db()
