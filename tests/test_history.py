@@ -16,6 +16,7 @@ from mcp_tools.history.values import MAX_VALUE_CHARS
 from mcp_tools.models import ModelQuery, RateLimitOverride, SearchSource, Tool, ToolChange, UserGrant
 from mcp_tools.tools.registry import registry
 from tests.admin_forms import grant_forms, tool_form
+from tests.transfer_files import file_text, tool_entry
 
 pytestmark = pytest.mark.django_db
 
@@ -110,6 +111,18 @@ def test_mcp_sync_records_the_tools_it_creates() -> None:
     assert (entry.action, entry.source, entry.username, entry.user_id) == ("added", "mcp_sync", "", None)
     assert entry.changes["callable_name"] == [None, "add"] and entry.changes["enabled"] == [None, True]
     assert entry.tool == Tool.objects.get(name="add")
+
+
+def test_mcp_import_records_its_changes_as_an_import(tmp_path: Any) -> None:
+    tool = adder()
+    path = tmp_path / "tools.json"
+    path.write_text(file_text(tool_entry("adder", description="Imported.", input_schema=tool.input_schema)))
+
+    call_command("mcp_import", str(path), "--noinput", stdout=io.StringIO())
+
+    [entry] = entries(source="import")
+    assert (entry.action, entry.username) == ("changed", "")
+    assert entry.changes["description"] == ["Adds.", "Imported."]
 
 
 def test_a_deleted_tool_keeps_its_history_under_its_name(admin_client: Any, django_user_model: Any) -> None:
