@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import io
+import re
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, Permission
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.db import transaction
 from django.test import Client
@@ -123,6 +125,19 @@ def test_mcp_import_records_its_changes_as_an_import(tmp_path: Any) -> None:
     [entry] = entries(source="import")
     assert (entry.action, entry.username) == ("changed", "")
     assert entry.changes["description"] == ["Adds.", "Imported."]
+
+
+def test_an_import_in_the_admin_is_credited_to_the_admin(admin_client: Any, tmp_path: Any) -> None:
+    tool = adder()
+    text = file_text(tool_entry("adder", description="Imported.", input_schema=tool.input_schema))
+    review = admin_client.post(f"{TOOLS_URL}import/", {"file": SimpleUploadedFile("tools.json", text.encode())})
+    match = re.search(r'name="payload" value="([^"]+)"', review.content.decode())
+    assert match is not None
+
+    assert admin_client.post(f"{TOOLS_URL}import/", {"payload": match.group(1)}).status_code == 302
+
+    [entry] = entries(source="import")
+    assert (entry.username, entry.changes["description"]) == ("admin", ["Adds.", "Imported."])
 
 
 def test_a_deleted_tool_keeps_its_history_under_its_name(admin_client: Any, django_user_model: Any) -> None:
