@@ -14,6 +14,7 @@ class MCPToolsConfig(AppConfig):
     def ready(self) -> None:
         # Importing these connects their signal receivers and registers the system checks.
         from mcp_tools import checks  # noqa: F401
+        from mcp_tools.history import recorder  # noqa: F401
         from mcp_tools.notify import signals  # noqa: F401
         from mcp_tools.tools import configuration  # noqa: F401
         from mcp_tools.tools.registry import registry

@@ -10,11 +10,13 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
+from mcp_tools.admin.dashboard import DashboardAdmin
+from mcp_tools.admin.history import RecordingAdmin
 from mcp_tools.models import RateLimitOverride, ToolCall
 
 
 @admin.register(RateLimitOverride)
-class RateLimitOverrideAdmin(admin.ModelAdmin):
+class RateLimitOverrideAdmin(RecordingAdmin):
     list_display = ("group", "tool", "rate")
     list_filter = ("group",)
     search_fields = ("group__name", "tool__name")
@@ -22,7 +24,7 @@ class RateLimitOverrideAdmin(admin.ModelAdmin):
 
 
 @admin.register(ToolCall)
-class ToolCallAdmin(admin.ModelAdmin):
+class ToolCallAdmin(DashboardAdmin):
     """Every tools/call as it happened; nobody edits history."""
 
     list_display = (

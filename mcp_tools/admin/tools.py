@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 from mcp_tools.admin import transfer, trial
 from mcp_tools.admin.forms import ModelQueryForm, ModelQueryFormSet
+from mcp_tools.admin.history import ToolHistoryAdmin
 from mcp_tools.admin.sources import SearchSourceInline
 from mcp_tools.models import (
     HINT_FIELDS,
@@ -200,7 +201,7 @@ class GroupGrantInline(admin.TabularInline):
 
 
 @admin.register(Tool)
-class ToolAdmin(admin.ModelAdmin):
+class ToolAdmin(ToolHistoryAdmin):
     form = ToolForm
     list_display = ("name", "title", "kind", "implementation", "enabled", "updated_at")
     list_filter = ("enabled", "kind")

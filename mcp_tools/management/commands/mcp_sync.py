@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
 from mcp_tools.conf import mcp_settings
+from mcp_tools.history import recording
 from mcp_tools.models import Tool
 from mcp_tools.tools.registry import registry
 
@@ -22,6 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--everyone", action="store_true", help="Grant the new tools to every authenticated user.")
 
     @transaction.atomic
+    @recording(source="mcp_sync")
     def handle(
         self,
         *args: Any,

@@ -16,6 +16,7 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, models, transaction
 
+from mcp_tools.history import recording
 from mcp_tools.models import (
     GroupGrant,
     ModelQuery,
@@ -133,7 +134,7 @@ def run(
     removes group default rates the file does not set; without it they are reported and kept.
     """
     plan = Plan()
-    with transaction.atomic():
+    with recording(user=user, source="import"), transaction.atomic():
         names = Names(document, plan, skip_missing=skip_missing)
         existing = {tool.name: tool for tool in tools_queryset()}
         wanted = [resolved(entry, names) for entry in document.tools]
