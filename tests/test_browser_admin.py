@@ -9,13 +9,21 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.live.browser_pages import ARTIFACTS_VARIABLE, WIDTH, log_in, mcp_request, report_pages, tool_names
+from tests.live.browser_pages import (
+    ARTIFACTS_VARIABLE,
+    TOOLS,
+    WIDTH,
+    log_in,
+    mcp_request,
+    report_pages,
+    tool_change_url,
+    tool_names,
+)
 from tests.live.servers import ServerProcess
 
 pytest_plugins = ["tests.live.fixtures", "tests.live.browser"]
 pytestmark = pytest.mark.live
 
-TOOLS = "/admin/mcp_tools/tool/"
 # A seeded model-query tool that the demo grants to the group sales (alice) and support (bob).
 SEEDED_TOOL = "find_customers"
 # At 1280 px, with the navigation sidebar open, the changelists' result tables are wider than their box
@@ -27,14 +35,6 @@ def saved(page: Page) -> None:
     """The admin said the save worked (and showed no form errors)."""
     expect(page.locator(".errornote")).to_have_count(0)
     expect(page.locator(".messagelist .success").first).to_be_visible()
-
-
-def change_url(page: Page, server: ServerProcess, name: str) -> str:
-    """The change page of the tool called ``name``, found through the changelist's search."""
-    page.goto(server.url(f"{TOOLS}?q={name}"))
-    link = page.locator("#result_list th a", has_text=name)
-    expect(link).to_have_count(1)
-    return server.url(str(link.get_attribute("href")))
 
 
 def run_tool_action(page: Page, server: ServerProcess, name: str, action: str) -> None:
@@ -157,7 +157,7 @@ def test_the_admin_pages_fit_1280_pixels(
     if where == "tool changelist":
         admin_page.goto(demo_server.url(TOOLS))
     elif where == "tool change page":
-        admin_page.goto(change_url(admin_page, demo_server, SEEDED_TOOL))
+        admin_page.goto(tool_change_url(admin_page, demo_server, SEEDED_TOOL))
     else:
         audit_a_call(demo_server, demo_tokens["alice"])
         admin_page.goto(demo_server.url("/admin/mcp_tools/toolcall/"))

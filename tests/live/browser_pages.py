@@ -1,4 +1,5 @@
-"""Helpers for browser tests: signing in, what a user's MCP client lists, and keeping the pages of a failure.
+"""Helpers for browser tests: signing in, finding a tool's admin page, what a user's MCP client gets, and keeping
+the pages of a failure.
 
 The fixtures that start the server and the browser live in ``tests.live.browser``; this module starts nothing,
 so test modules and ``tests/conftest.py`` import it freely.
@@ -30,6 +31,7 @@ MODERN_META = {
     "io.modelcontextprotocol/clientCapabilities": {},
 }
 MAX_LIST_PAGES = 50
+TOOLS = "/admin/mcp_tools/tool/"
 
 # The browsers this process launched and has not closed yet; their pages are what a failure keeps.
 open_browsers: list[Browser] = []
@@ -44,8 +46,18 @@ def log_in(page: Page, server: ServerProcess, username: str, password: str, then
     page.wait_for_url(server.url(then))
 
 
-def mcp_request(server: ServerProcess, token: str, method: str, params: dict[str, Any], **headers: str) -> Any:
-    """The result of one stateless (2026-07-28) JSON-RPC request to the server's /mcp."""
+def tool_change_url(page: Page, server: ServerProcess, name: str) -> str:
+    """The admin change page of the tool called ``name``, found through the changelist's search."""
+    from playwright.sync_api import expect
+
+    page.goto(server.url(f"{TOOLS}?q={name}"))
+    link = page.locator("#result_list th a", has_text=name)
+    expect(link).to_have_count(1)
+    return server.url(str(link.get_attribute("href")))
+
+
+def mcp_reply(server: ServerProcess, token: str, method: str, params: dict[str, Any], **headers: str) -> Any:
+    """The JSON-RPC answer (a result or an error) to one stateless (2026-07-28) request to the server's /mcp."""
     sent = {
         "Authorization": f"Bearer {token}",
         "Accept": "application/json, text/event-stream",
@@ -56,7 +68,12 @@ def mcp_request(server: ServerProcess, token: str, method: str, params: dict[str
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": MODERN_META}}
     reply = httpx.post(server.url("/mcp"), json=body, headers=sent, timeout=HTTP_TIMEOUT)
     assert reply.status_code == 200, reply.text
-    answer = reply.json()
+    return reply.json()
+
+
+def mcp_request(server: ServerProcess, token: str, method: str, params: dict[str, Any], **headers: str) -> Any:
+    """The result of one stateless (2026-07-28) JSON-RPC request to the server's /mcp."""
+    answer = mcp_reply(server, token, method, params, **headers)
     assert "result" in answer, answer
     return answer["result"]
 
