@@ -9,6 +9,7 @@ import pytest
 from django.contrib.messages import WARNING
 
 from mcp_tools.admin.audit import readable_duration
+from mcp_tools.admin.schema_forms import Argument, arguments_of, initial_of
 from mcp_tools.models import ModelQuery, SearchSource, Tool, ToolCall
 from tests.admin_forms import GRANT_PREFIXES, tool_form
 
@@ -119,3 +120,26 @@ def test_the_audit_list_shows_durations_and_sizes_readably(admin_client: Any) ->
     assert "0.42 ms" in page and "1.25 s" in page
     assert "89\xa0bytes" in page and "3.4\xa0KB" in page
     assert "0.421" not in page
+
+
+def test_the_try_it_form_gives_nullable_and_decimal_arguments_their_own_widgets() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "status": {"anyOf": [{"type": "string", "enum": ["a", "b"]}, {"type": "null"}], "description": "S"},
+            "size": {"anyOf": [{"type": "integer", "maximum": 9}, {"type": "null"}], "default": 3},
+            "price": {"anyOf": [{"type": "number"}, {"type": "string", "pattern": "^[0-9]+$", "maxLength": 20}]},
+            "either": {"anyOf": [{"type": "string"}, {"type": "object"}]},
+        },
+    }
+
+    made = {argument.name: (argument.kind, field) for argument, field in arguments_of(schema, 1000)}
+
+    assert {name: kind for name, (kind, _field) in made.items()} == {
+        "status": "choice",
+        "size": "integer",
+        "price": "text",
+        "either": "json",
+    }
+    assert (made["status"][1].help_text, made["size"][1].max_value, made["price"][1].max_length) == ("S", 9, 20)
+    assert initial_of(schema, Argument("size", "arg_size", "integer")) == 3

@@ -6,14 +6,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.live.servers import APPLICATION, ROOT, ServerProcess
+from tests.live.servers import ROOT
 from tests.live.sites import child_environment
 
 COMMAND_TIMEOUT = 120
@@ -85,21 +83,3 @@ def exchange(demo: dict[str, Any], user: str, messages: list[dict[str, Any]]) ->
 def error_text(result: dict[str, Any]) -> str:
     assert result["isError"] is True, result
     return str(result["content"][0]["text"])
-
-
-class DemoServer(ServerProcess):
-    """The demo site itself (``project.asgi``) served by uvicorn on a database of its own."""
-
-    def command(self) -> list[str]:
-        return ["project.asgi:application" if part == APPLICATION else part for part in super().command()]
-
-
-@contextmanager
-def demo_server(env: dict[str, str], log_path: Path) -> Iterator[DemoServer]:
-    """A running demo server, stopped on leaving."""
-    server = DemoServer("demo", env, log_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
