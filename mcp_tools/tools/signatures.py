@@ -11,7 +11,7 @@ import typing
 import uuid
 from typing import Any, Literal, get_args, get_origin
 
-from mcp_tools.tools.schema_forms import DECIMAL, any_of
+from mcp_tools.tools.schema_shapes import DECIMAL, any_of
 
 _SCALARS: dict[Any, dict[str, Any]] = {
     str: {"type": "string"},

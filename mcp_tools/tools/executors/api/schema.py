@@ -19,7 +19,7 @@ from rest_framework.schemas.utils import is_list_view
 from mcp_tools.tools import encoding
 from mcp_tools.tools.executors.api.actions import ApiAction
 from mcp_tools.tools.executors.api.cursors import MAX_CURSOR_CHARS
-from mcp_tools.tools.schema_forms import or_null
+from mcp_tools.tools.schema_shapes import or_null
 
 #: The argument that carries an opaque page cursor; the paginator's own parameters stay behind it.
 CURSOR = "cursor"

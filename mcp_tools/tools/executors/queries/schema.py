@@ -10,7 +10,7 @@ from mcp_tools.conf import mcp_settings
 from mcp_tools.models import ModelQuery
 from mcp_tools.tools.executors.queries.config import QuerySpec
 from mcp_tools.tools.executors.queries.fields import DATE_PARTS, ResolvedField, required_on_create
-from mcp_tools.tools.schema_forms import DECIMAL, any_of, or_null
+from mcp_tools.tools.schema_shapes import DECIMAL, any_of, or_null
 
 Operation = ModelQuery.Operation
 

@@ -1,4 +1,4 @@
-"""The JSON Schema forms tool schemas are written in, so every major client reads them without a warning.
+"""The shapes generated tool schemas take so that every major client reads them without a warning.
 
 Clients validate with ajv and ajv-formats (the TypeScript SDK) and build forms from schemas (the MCP Inspector):
 a schema names only formats those know, never a list of types (a nullable value is ``anyOf`` its type and
@@ -9,37 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-#: The formats ajv-formats adds to ajv; a schema names no other.
-KNOWN_FORMATS = frozenset(
-    {
-        "date",
-        "time",
-        "date-time",
-        "iso-time",
-        "iso-date-time",
-        "duration",
-        "uri",
-        "uri-reference",
-        "uri-template",
-        "url",
-        "email",
-        "hostname",
-        "ipv4",
-        "ipv6",
-        "regex",
-        "uuid",
-        "json-pointer",
-        "json-pointer-uri-fragment",
-        "relative-json-pointer",
-        "byte",
-        "int32",
-        "int64",
-        "float",
-        "double",
-        "password",
-        "binary",
-    }
-)
 DECIMAL_PATTERN = r"^-?\d+(\.\d+)?$"
 #: A decimal number written as a string, so that no digit is lost.
 DECIMAL: dict[str, Any] = {"type": "string", "pattern": DECIMAL_PATTERN}
