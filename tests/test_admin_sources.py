@@ -63,7 +63,9 @@ def test_secret_fields_are_never_offered_and_cannot_be_posted(admin_client: Any)
         tool=Tool.objects.create(name="search", kind="search"), model="testapp.Integration", search_fields=["name"]
     )
     tool = Tool.objects.get(name="search")
-    form = admin_client.get(f"{TOOLS_URL}{tool.pk}/change/").context["inline_admin_formsets"][1].formset.forms[0]
+    response = admin_client.get(f"{TOOLS_URL}{tool.pk}/change/")
+    [inline] = [i for i in response.context["inline_admin_formsets"] if i.formset.prefix == "sources"]
+    form = inline.formset.forms[0]
 
     offered = {value for value, _label in form.fields["text_fields"].choices}
     assert "name" in offered

@@ -21,6 +21,7 @@ from mcp_tools.exceptions import INVALID_PARAMS
 from mcp_tools.models import Tool, ToolCall, UserGrant
 from tests.admin_forms import tool_form
 from tests.api_actions import NOT_FOUND, TOOLS, make_tool, reload, seed, twin
+from tests.client_schemas import complaints
 from tests.db import db_call
 from tests.queries import failed, ok
 from tests.websocket import heard_once
@@ -71,6 +72,7 @@ async def test_every_schema_is_valid_json_schema_without_openapi_keywords(seeded
             found = list(keys_and_values(schema))
             assert [k for k, _v in found if k in ("nullable", "readOnly", "writeOnly", "example")] == [], name
             assert ("format", "decimal") not in found, name
+            assert complaints(schema) == [], name
             assert schema["type"] == "object"
 
 
@@ -85,7 +87,8 @@ async def test_the_write_schemas_follow_the_serializer(seeded: dict[str, Any]) -
     assert patch["required"] == ["pk"]  # PATCH needs no body field
     assert create["additionalProperties"] is False
     assert create["properties"]["status"]["enum"] == STATUSES
-    assert create["properties"]["notes"]["type"] == ["string", "null"]
+    assert create["properties"]["notes"]["anyOf"][1] == {"type": "null"}
+    assert create["properties"]["notes"]["anyOf"][0]["type"] == "string"
     assert create["properties"]["quantity"]["minimum"] == 0
     assert create["properties"]["name"]["maxLength"] == 100
     assert patch["properties"]["pk"]["type"] == "integer"

@@ -181,8 +181,7 @@ async def test_tools_list_advertises_the_generated_schemas_and_hints(alice: Wire
                 },
                 "active": {"type": "boolean", "description": "Active"},
                 "price__gte": {
-                    "type": ["number", "string"],
-                    "pattern": DECIMAL_PATTERN,
+                    "anyOf": [{"type": "number"}, {"type": "string", "pattern": DECIMAL_PATTERN}],
                     "description": "price is at least this.",
                 },
                 "search": {"type": "string", "maxLength": 200, "description": "Text searched for in: name."},
@@ -219,15 +218,18 @@ async def test_the_output_schema_describes_each_field_with_its_json_type_and_for
             "id": {"type": "integer", "description": "ID"},
             "name": {"type": "string", "description": "Name: Shown on invoices."},
             "status": {"type": "string", "enum": ["draft", "active", "retired"], "description": "Status"},
-            "price": {"type": "string", "format": "decimal", "pattern": DECIMAL_PATTERN, "description": "Price"},
+            "price": {"type": "string", "pattern": DECIMAL_PATTERN, "description": "Price"},
             "quantity": {"type": "integer", "description": "Quantity"},
             "created_at": {"type": "string", "format": "date-time", "description": "Created at"},
-            "released_on": {"type": ["string", "null"], "format": "date", "description": "Released on"},
+            "released_on": {
+                "anyOf": [{"type": "string", "format": "date"}, {"type": "null"}],
+                "description": "Released on",
+            },
             "ref": {"type": "string", "format": "uuid", "description": "Reference"},
             "active": {"type": "boolean", "description": "Active"},
             "account": {"type": "integer", "description": "Account"},
             "account__name": {
-                "type": ["string", "null"],
+                "anyOf": [{"type": "string"}, {"type": "null"}],
                 "description": "Account name: What the customer calls itself.",
             },
         },
@@ -244,11 +246,13 @@ async def test_input_schemas_of_writes_require_what_create_needs_and_allow_null_
     assert create["additionalProperties"] is False
     assert create["properties"]["created_at"] == {"type": "string", "format": "date-time", "description": "Created at"}
     assert create["properties"]["released_on"] == {
-        "type": ["string", "null"],
-        "format": "date",
+        "anyOf": [{"type": "string", "format": "date"}, {"type": "null"}],
         "description": "Released on",
     }
-    assert create["properties"]["notes"] == {"type": ["string", "null"], "maxLength": 1000, "description": "Notes"}
+    assert create["properties"]["notes"] == {
+        "anyOf": [{"type": "string", "maxLength": 1000}, {"type": "null"}],
+        "description": "Notes",
+    }
     assert update["required"] == ["id"]
     assert sorted(update["properties"]) == sorted(["id", "name", "status", "price", "quantity", "account", "notes"])
 

@@ -117,7 +117,11 @@ def multiple(
     name: str, help_text: Any = "", *, filtered: bool = False, model: type[models.Model] = ModelQuery
 ) -> forms.MultipleChoiceField:
     label = capfirst(getattr(model._meta.get_field(name), "verbose_name", name))
-    widget = FilteredSelectMultiple(label, is_stacked=False) if filtered else forms.CheckboxSelectMultiple
+    widget = (
+        FilteredSelectMultiple(label, is_stacked=False)
+        if filtered
+        else forms.CheckboxSelectMultiple(attrs={"class": "mcp-choices"})
+    )
     return forms.MultipleChoiceField(label=label, required=False, widget=widget, help_text=help_text)
 
 
@@ -126,6 +130,9 @@ class ModelFieldsForm(forms.ModelForm):
     row; with no model chosen, the fields in ``configuration`` are hidden."""
 
     configuration: tuple[str, ...] = ()
+
+    class Media:
+        css = {"all": ("mcp_tools/admin.css",)}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -192,7 +199,7 @@ class ModelQueryForm(ModelFieldsForm):
         label=_("Aggregate functions"),
         required=False,
         choices=[(name, name) for name in AGGREGATE_FUNCTIONS],
-        widget=forms.CheckboxSelectMultiple,
+        widget=forms.CheckboxSelectMultiple(attrs={"class": "mcp-choices"}),
     )
     aggregate_fields = multiple(
         "aggregate_fields", _("Numbers and durations for sum, avg, min and max; dates for min and max.")

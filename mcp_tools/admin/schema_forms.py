@@ -1,7 +1,8 @@
 """Django form fields generated from a tool's input schema, and the arguments object read back from them.
 
-Simple properties get proper widgets (text, number, yes/no, a choice, several choices); anything else (objects,
-arrays of free values, unions) is a JSON textarea. Empty fields are left out of the arguments.
+Simple properties get proper widgets (text, number, yes/no, a choice, several choices), nullable ones
+(``anyOf`` a type and null) too; anything else (objects, arrays of free values, unions) is a JSON textarea.
+Empty fields are left out of the arguments.
 """
 
 from __future__ import annotations
@@ -48,6 +49,22 @@ def schema_type(schema: dict[str, Any]) -> str | None:
             return "string"
         declared = others.pop() if len(others) == 1 else None
     return declared if isinstance(declared, str) else None
+
+
+def one_of_any(schema: Any) -> Any:
+    """An ``anyOf`` of simple types read as ``schema_type`` reads a list of types: a nullable value as its own
+    schema, and a number that may also be written as a string (a decimal) as that string; else ``schema``."""
+    members = schema.get("anyOf") if isinstance(schema, dict) else None
+    if not isinstance(members, list) or not all(isinstance(m, dict) for m in members):
+        return schema
+    outer = {key: value for key, value in schema.items() if key != "anyOf"}
+    others = [m for m in members if m.get("type") != "null"]
+    if len(others) == 1:
+        return {**others[0], **outer}
+    strings = [m for m in others if m.get("type") == "string"]
+    if len(strings) == 1 and all(m.get("type") in ("string", "number", "integer") for m in others):
+        return {**strings[0], **outer}
+    return schema
 
 
 def read_json(text: str, max_bytes: int) -> Any:
@@ -144,7 +161,8 @@ def arguments_of(input_schema: dict[str, Any], max_bytes: int) -> list[tuple[Arg
     required = input_schema.get("required")
     needed = set(required) if isinstance(required, list) else set()
     made: list[tuple[Argument, forms.Field]] = []
-    for index, (name, schema) in enumerate(list(properties.items())[:MAX_FIELDS]):
+    for index, (name, given) in enumerate(list(properties.items())[:MAX_FIELDS]):
+        schema = one_of_any(given)
         kind, enum = kind_of(schema)
         field_name = FIELD_PREFIX + (name if PLAIN_NAME.fullmatch(name) else str(index))
         label = f"{name} *" if name in needed else name
@@ -154,7 +172,7 @@ def arguments_of(input_schema: dict[str, Any], max_bytes: int) -> list[tuple[Arg
 
 def initial_of(input_schema: dict[str, Any], argument: Argument) -> Any:
     """The field's starting value: the property's default, where the schema gives one."""
-    schema = input_schema.get("properties", {}).get(argument.name)
+    schema = one_of_any(input_schema.get("properties", {}).get(argument.name))
     if not isinstance(schema, dict) or "default" not in schema:
         return None
     default = schema["default"]

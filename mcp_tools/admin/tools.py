@@ -9,7 +9,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.db import transaction
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import URLPattern
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
@@ -47,7 +47,7 @@ class PrettyJSONField(forms.JSONField):
 
 
 class ToolForm(forms.ModelForm):
-    callable_name = forms.ChoiceField(label=_("registered callable"), required=False)
+    callable_name = forms.ChoiceField(label=_("Registered callable"), required=False)
     api_action = forms.ChoiceField(
         label=_("API action"),
         required=False,
@@ -210,6 +210,10 @@ class ToolAdmin(ToolHistoryAdmin):
     readonly_fields = ("created_at", "updated_at", "definition_preview")
     actions = ("enable_tools", "disable_tools", transfer.export_tools)
     inlines = (ModelQueryInline, SearchSourceInline, UserGrantInline, GroupGrantInline)
+
+    class Media:
+        css = {"all": ("mcp_tools/admin.css",)}
+
     fieldsets = (
         (None, {"fields": ("name", "title", "description", "enabled")}),
         (
@@ -234,6 +238,25 @@ class ToolAdmin(ToolHistoryAdmin):
     def get_urls(self) -> list[URLPattern]:
         # The tool's own pages (Try it, What clients see) and the import page come before the catch-all change URL.
         return [*trial.urls(self), *transfer.urls(self), *super().get_urls()]
+
+    def get_inlines(self, request: HttpRequest, obj: Tool | None) -> Any:
+        # A saved tool shows the configuration of its own kind, and one left over from another kind to delete.
+        if obj is None:
+            return self.inlines
+        hidden: set[type[admin.StackedInline]] = set()
+        if obj.kind != Tool.Kind.MODEL_QUERY and not ModelQuery.objects.filter(tool=obj).exists():
+            hidden.add(ModelQueryInline)
+        if not obj.searches_models and not obj.sources.exists():
+            hidden.add(SearchSourceInline)
+        return [inline for inline in self.inlines if inline not in hidden]
+
+    def response_change(self, request: HttpRequest, obj: Tool) -> HttpResponse:
+        # A tool just made a model query or a search has nothing to run yet: stay on its page to configure it.
+        missing = unconfigured(obj)
+        if missing:
+            self.message_user(request, missing, messages.WARNING)
+            return HttpResponseRedirect(request.path)
+        return super().response_change(request, obj)
 
     def get_fieldsets(self, request: HttpRequest, obj: Tool | None = None) -> Any:
         if not is_generated(obj):
@@ -296,6 +319,15 @@ def is_generated(tool: Tool | None) -> bool:
     """Whether the tool's schemas are generated (a model query, search, fetch or API action) rather than edited."""
     generated = (Tool.Kind.MODEL_QUERY, Tool.Kind.API_ACTION)
     return tool is not None and (tool.kind in generated or tool.searches_models)
+
+
+def unconfigured(tool: Tool) -> Any:
+    """What a saved tool of its kind still lacks, said to the person who saved it; None when nothing."""
+    if tool.kind == Tool.Kind.MODEL_QUERY and not ModelQuery.objects.filter(tool=tool).exists():
+        return _("Now choose the model this tool queries, below, and save.")
+    if tool.searches_models and not tool.sources.exists():
+        return _("Now add the search sources this tool reads, below, and save.")
+    return None
 
 
 def api_action_choices() -> list[tuple[str, str]]:

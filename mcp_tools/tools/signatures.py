@@ -11,6 +11,8 @@ import typing
 import uuid
 from typing import Any, Literal, get_args, get_origin
 
+from mcp_tools.tools.schema_shapes import DECIMAL, any_of
+
 _SCALARS: dict[Any, dict[str, Any]] = {
     str: {"type": "string"},
     int: {"type": "integer"},
@@ -18,7 +20,7 @@ _SCALARS: dict[Any, dict[str, Any]] = {
     bool: {"type": "boolean"},
     dict: {"type": "object"},
     list: {"type": "array"},
-    decimal.Decimal: {"type": "string", "format": "decimal"},
+    decimal.Decimal: DECIMAL,
     datetime.datetime: {"type": "string", "format": "date-time"},
     datetime.date: {"type": "string", "format": "date"},
     uuid.UUID: {"type": "string", "format": "uuid"},
@@ -72,11 +74,7 @@ def _literal_schema(values: tuple[Any, ...]) -> dict[str, Any]:
 
 
 def _union_schema(args: tuple[Any, ...]) -> dict[str, Any]:
-    members = [type_schema(a) for a in args]
-    simple = [m.get("type") for m in members]
-    if all(isinstance(t, str) and len(m) == 1 for t, m in zip(simple, members, strict=True)):
-        return {"type": simple}
-    return {"anyOf": members}
+    return any_of([type_schema(a) for a in args])
 
 
 def typed_dict_schema(hint: Any) -> dict[str, Any]:

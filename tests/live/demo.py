@@ -68,12 +68,16 @@ def replies_as(demo: dict[str, Any], user: str, calls: list[tuple[str, dict[str,
     for number, (name, arguments) in enumerate(calls, start=1):
         params = {"name": name, "arguments": arguments}
         messages.append({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params})
+    by_id = {reply.get("id"): reply for reply in exchange(demo, user, messages)}
+    return [by_id[number] for number in range(1, len(calls) + 1)]
+
+
+def exchange(demo: dict[str, Any], user: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every message ``user``'s stdio session writes when sent ``messages`` in order."""
     stdin = b"".join(json.dumps(message).encode() + b"\n" for message in messages)
-    replies = [
+    return [
         json.loads(line) for line in manage(demo["env"], "mcp_stdio", "--user", user, stdin=stdin).stdout.splitlines()
     ]
-    by_id = {reply.get("id"): reply for reply in replies}
-    return [by_id[number] for number in range(1, len(calls) + 1)]
 
 
 def error_text(result: dict[str, Any]) -> str:

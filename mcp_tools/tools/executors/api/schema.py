@@ -2,9 +2,9 @@
 
 DRF's ``AutoSchema`` maps serializer fields, validators and the search, ordering and pagination parameters;
 django-filter FilterSets are read field by field (django-filter no longer describes them to DRF). What DRF
-writes as OpenAPI 3.0 becomes the JSON Schema tools carry: ``nullable`` joins the type, formats and
-keywords that clients do not all know are left out, and read-only fields leave the input as write-only
-ones leave the output.
+writes as OpenAPI 3.0 becomes the JSON Schema tools carry: ``nullable`` becomes ``anyOf`` the type and null,
+formats and keywords that clients do not all know are left out, and read-only fields leave the input as
+write-only ones leave the output.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from rest_framework.schemas.utils import is_list_view
 from mcp_tools.tools import encoding
 from mcp_tools.tools.executors.api.actions import ApiAction
 from mcp_tools.tools.executors.api.cursors import MAX_CURSOR_CHARS
+from mcp_tools.tools.schema_shapes import or_null
 
 #: The argument that carries an opaque page cursor; the paginator's own parameters stay behind it.
 CURSOR = "cursor"
@@ -130,9 +131,7 @@ def json_schema(openapi: Any) -> Any:
         for keyword in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
             converted.pop(keyword, None)
     if openapi.get("nullable") and isinstance(kind, str):
-        converted["type"] = [kind, "null"]
-        if "enum" in converted:
-            converted["enum"] = [*converted["enum"], None]
+        return or_null(converted)
     return converted
 
 
@@ -154,9 +153,9 @@ def _output_schema(
 
 def _mapped(schema: AutoSchema, serializer: Any) -> dict[str, Any]:
     """DRF's mapping of a serializer, corrected where DRF guesses: the type of a primary-key relation whose
-    queryset the view gives at run time is read from the model, and a field DRF cannot type (a method field, a
+    queryset the view gives at run time is read from the model, a field DRF cannot type (a method field, a
     read-only attribute, JSON, a custom field) takes any value rather than DRF's default of a string, which a
-    client would hold the answer to."""
+    client would hold the answer to, and a read-only field defaulting to None may be null."""
     from rest_framework import serializers
 
     mapped: dict[str, Any] = schema.map_serializer(serializer)
@@ -174,6 +173,10 @@ def _mapped(schema: AutoSchema, serializer: Any) -> dict[str, Any]:
             kind = _related_key_type(model, field.source)
             if kind is not None:
                 found["type"] = kind
+        if field.read_only and field.default is None:
+            # DRF answers the default when the source is missing (``customer.name`` of no customer) but does
+            # not say the field may be null.
+            found["nullable"] = True
     return mapped
 
 

@@ -10,10 +10,12 @@ from mcp_tools.conf import mcp_settings
 from mcp_tools.models import ModelQuery
 from mcp_tools.tools.executors.queries.config import QuerySpec
 from mcp_tools.tools.executors.queries.fields import DATE_PARTS, ResolvedField, required_on_create
+from mcp_tools.tools.schema_shapes import DECIMAL, any_of, or_null
 
 Operation = ModelQuery.Operation
 
 MAX_TEXT = 1000
+TIME_PATTERN = r"^\d\d:\d\d(:\d\d(\.\d+)?)?$"
 
 LOOKUP_WORDS = {
     "iexact": "equals, ignoring case,",
@@ -50,16 +52,16 @@ def _base_schema(field: models.Field[Any, Any], for_output: bool) -> dict[str, A
         return {"type": "number"}
     if isinstance(field, models.DecimalField):
         # Decimals leave as strings so no digit is lost; arguments may be numbers or strings.
-        pattern = r"^-?\d+(\.\d+)?$"
         if for_output:
-            return {"type": "string", "format": "decimal", "pattern": pattern}
-        return {"type": ["number", "string"], "pattern": pattern}
+            return dict(DECIMAL)
+        return any_of([{"type": "number"}, dict(DECIMAL)])
     if isinstance(field, models.DateTimeField):
         return {"type": "string", "format": "date-time"}
     if isinstance(field, models.DateField):
         return {"type": "string", "format": "date"}
     if isinstance(field, models.TimeField):
-        return {"type": "string", "format": "time"}
+        # ajv-formats' "time" demands a UTC offset, which a time of day read from a TimeField does not carry.
+        return {"type": "string", "pattern": TIME_PATTERN}
     if isinstance(field, models.UUIDField):
         return {"type": "string", "format": "uuid"}
     if isinstance(field, models.DurationField):
@@ -132,7 +134,7 @@ def input_schema(spec: QuerySpec) -> dict[str, Any]:
     if operation in (Operation.CREATE, Operation.UPDATE):
         for field in spec.writable:
             described = describe(field, value_schema(field))
-            properties[field.name] = _or_null(described) if field.null else described
+            properties[field.name] = or_null(described) if field.null else described
             if operation == Operation.CREATE and required_on_create(field):
                 required.append(field.name)
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
@@ -196,7 +198,9 @@ def row_schema(spec: QuerySpec) -> dict[str, Any]:
     fields = spec.output if spec.operation != Operation.AGGREGATE else spec.group_by
     properties = {r.path: _nullable(r, describe(r.field, value_schema(r.field, for_output=True))) for r in fields}
     if spec.operation == Operation.AGGREGATE:
-        properties.update({name: {"type": ["number", "string", "null"]} for name in spec.metrics})
+        # A sum or average of decimals is a string, of other numbers a number; of no rows at all, null.
+        metric = any_of([{"type": "number"}, {"type": "string"}, {"type": "null"}])
+        properties.update({name: dict(metric) for name in spec.metrics})
         if "count" in spec.metrics:
             properties["count"] = {"type": "integer"}
     return {"type": "object", "properties": properties, "additionalProperties": False}
@@ -204,16 +208,7 @@ def row_schema(spec: QuerySpec) -> dict[str, Any]:
 
 def _nullable(resolved: ResolvedField, schema: dict[str, Any]) -> dict[str, Any]:
     # A value read through a relation is null when the relation is empty.
-    return _or_null(schema) if resolved.field.null or len(resolved.models_crossed) > 1 else schema
-
-
-def _or_null(schema: dict[str, Any]) -> dict[str, Any]:
-    kind = schema.get("type")
-    if isinstance(kind, str):
-        return {**schema, "type": [kind, "null"]}
-    if isinstance(kind, list) and "null" not in kind:
-        return {**schema, "type": [*kind, "null"]}
-    return schema
+    return or_null(schema) if resolved.field.null or len(resolved.models_crossed) > 1 else schema
 
 
 def output_schema(spec: QuerySpec) -> dict[str, Any]:
