@@ -404,3 +404,11 @@ async def test_adding_a_model_query_tool_granted_to_a_group_announces_it_once_an
     assert tools["groups"]["inputSchema"] == GROUPS_INPUT
     reply = await client.request("tools/call", {"name": "groups", "arguments": {"name__icontains": "supp"}})
     assert reply["result"]["structuredContent"] == {"results": [{"id": support, "name": "Support"}], "count": 1}
+
+
+def test_a_model_query_saved_without_a_lookup_field_finds_rows_by_primary_key(admin_client):
+    # The add page has no fields to offer before a model is chosen, so the lookup field cannot be required.
+    response = add_groups_tool(admin_client, lookup_field="")
+
+    assert response.status_code == 302, response.context and response.context["errors"]
+    assert Tool.objects.get(name="groups").query.lookup_field == "pk"

@@ -206,8 +206,11 @@ class ModelQueryForm(ModelFieldsForm):
     )
     group_by_fields = multiple("group_by_fields", _("Fields an aggregate call may group by."), filtered=True)
     writable_fields = multiple("writable_fields", _("Fields that create and update may set."))
+    # Not required: until a model is chosen there is nothing to offer, and the primary key always serves.
     lookup_field = forms.ChoiceField(
-        label=_("Lookup field"), help_text=_("The unique field that get, update and delete find a row by.")
+        label=_("Lookup field"),
+        required=False,
+        help_text=_("The unique field that get, update and delete find a row by. Blank: the primary key."),
     )
     scope_field = forms.ChoiceField(
         label=_("Scope field"),
@@ -244,6 +247,9 @@ class ModelQueryForm(ModelFieldsForm):
         self._set_choices("writable_fields", writable_choices(model))
         self._set_choices("lookup_field", lookup_choices(model))
         self._set_choices("scope_field", user_paths(model))
+
+    def clean_lookup_field(self) -> str:
+        return str(self.cleaned_data.get("lookup_field") or "pk")
 
     def clean_serializer(self) -> str:
         path = str(self.cleaned_data.get("serializer") or "")

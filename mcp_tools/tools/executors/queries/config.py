@@ -98,6 +98,21 @@ class QuerySpec:
                 names.extend(f"{func}{SEP}{p}" for p in (self.aggregate_fields if func in ("min", "max") else numbers))
         return tuple(names)
 
+    @cached_property
+    def decimal_metrics(self) -> dict[str, int | None]:
+        """Metrics over decimal fields: the field's decimal places for sum, min and max, None for avg.
+
+        A database hands these back with as many digits as its arithmetic kept (SQLite through a float);
+        the places let a sum of prices read as a price.
+        """
+        places: dict[str, int | None] = {}
+        for name in self.metrics:
+            function, _, path = name.partition(SEP)
+            field = resolve(self.model, path, self.relations).field if path else None
+            if isinstance(field, models.DecimalField):
+                places[name] = None if function == "avg" else field.decimal_places
+        return places
+
     def permissions(self) -> tuple[str, ...]:
         """Model permissions a caller needs: view on every model read, plus the write permission."""
         needed = {_perm(self.model, "view")}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from decimal import Decimal
 from typing import Any
 
 from django.db import connections, router, transaction
@@ -108,12 +109,22 @@ def run_aggregate(call: QueryCall) -> Result:
     queryset = _searched(call.spec, plan, call.queryset).order_by()
     annotations = {name: _metric(name) for name in plan.metrics}
     if not plan.group_by:
-        return {"results": [serialize.row(queryset.aggregate(**annotations))], "count": 1, "truncated": False}
+        totals = _tidy(call.spec, queryset.aggregate(**annotations))
+        return {"results": [serialize.row(totals)], "count": 1, "truncated": False}
     grouped = queryset.values(*plan.group_by).annotate(**annotations)
     ordering = (_column(call.spec, name) for name in (plan.order_by or plan.group_by[0], *plan.group_by))
     found = list(grouped.order_by(*ordering)[: plan.limit + 1])
-    shown = [serialize.row(r) for r in found[: plan.limit]]
+    shown = [serialize.row(_tidy(call.spec, r)) for r in found[: plan.limit]]
     return {"results": shown, "count": len(shown), "truncated": len(found) > plan.limit}
+
+
+def _tidy(spec: QuerySpec, values: dict[str, Any]) -> dict[str, Any]:
+    """Decimal metrics with their field's places (an average without trailing zeros), on every database."""
+    for name, places in spec.decimal_metrics.items():
+        value = values.get(name)
+        if isinstance(value, Decimal) and value.is_finite():
+            values[name] = value.normalize() if places is None else value.quantize(Decimal(1).scaleb(-places))
+    return values
 
 
 def _column(spec: QuerySpec, name: str) -> str:
