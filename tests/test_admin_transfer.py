@@ -130,6 +130,30 @@ def test_upload_shows_the_diff_and_apply_writes_it(admin_client):
     assert list(UserGrant.objects.filter(tool__name="add_more").values_list("user__username", flat=True)) == ["bob"]
 
 
+def test_apply_refuses_a_plan_the_site_has_moved_away_from_and_shows_the_new_one(admin_client):
+    seed_site()
+    data = json.loads(exported("add"))
+    data["tools"][0]["title"] = "Sum"
+    review = upload(admin_client, json.dumps(data))
+    assert review.context["changes"] == [("add", "title", '"Adder"', '"Sum"')]
+    # Someone else edits the tool between the review and Apply: the reviewed diff no longer says what happens.
+    Tool.objects.filter(name="add").update(title="Plus", description="Edited meanwhile.")
+
+    applied = admin_client.post(IMPORT_URL, {"payload": payload_of(review)})
+
+    assert texts(applied)[0][1].startswith("The tools changed since you reviewed this file.")
+    assert applied.context["changes"] == [
+        ("add", "title", '"Plus"', '"Sum"'),
+        ("add", "description", '"Edited meanwhile."', json.dumps(data["tools"][0]["description"])),
+    ]
+    assert Tool.objects.get(name="add").title == "Plus"  # nothing applied
+
+    reapplied = admin_client.post(IMPORT_URL, {"payload": payload_of(applied)}, follow=True)
+
+    assert texts(reapplied)[-1] == (SUCCESS, "Imported: 0 tool(s) added, 1 changed.")
+    assert Tool.objects.get(name="add").title == "Sum"
+
+
 def test_the_options_travel_with_the_reviewed_file(admin_client):
     seed_site()
     text = json.dumps(json.loads(exported("add")) | {"rate_limits": []})

@@ -92,8 +92,15 @@ def import_view(model_admin: admin.ModelAdmin[Tool], request: HttpRequest) -> Ht
     except TransferError as exc:
         return page(model_admin, request, "import_form.html", form=form, problems=exc.messages)
     options = {"skip_missing": form.cleaned_data["skip_missing"], "prune": form.cleaned_data["prune"]}
+    return review(model_admin, request, document, options)
+
+
+def review(
+    model_admin: admin.ModelAdmin[Tool], request: HttpRequest, document: Document, options: dict[str, bool]
+) -> HttpResponse:
+    """The diff page of a dry run, with the document signed for "Apply" together with what it showed."""
     plan = run(document, user=request.user, **options)
-    payload = sign(request, document, options)
+    payload = sign(request, document, options, plan)
     return diff_page(model_admin, request, plan, payload, too_large=payload is None)
 
 
@@ -103,11 +110,14 @@ def apply(model_admin: admin.ModelAdmin[Tool], request: HttpRequest) -> HttpResp
         if len(payload) > MAX_PAYLOAD:
             raise signing.BadSignature
         signed = signing.loads(payload, salt=salt(request), max_age=MAX_AGE)
-        document = parse(signed["document"])
+        document, options, reviewed = parse(signed["document"]), signed["options"], str(signed["review"])
     except (signing.BadSignature, TransferError, KeyError, TypeError):
         messages.error(request, _("The reviewed file could not be read back or is over an hour old; upload it again."))
         return HttpResponseRedirect(request.path)
-    plan = run(document, user=request.user, apply=True, **signed["options"])
+    plan = run(document, user=request.user, apply=True, reviewed=reviewed, **options)
+    if plan.stale:
+        messages.warning(request, _("The tools changed since you reviewed this file. Review what it would do now."))
+        return review(model_admin, request, document, options)
     if plan.errors:
         return diff_page(model_admin, request, plan, None)
     added, changed = len(plan.by_status(ADDED)), len(plan.by_status(CHANGED))
@@ -121,11 +131,10 @@ def salt(request: HttpRequest) -> str:
     return f"{SALT}:{request.user.pk}"
 
 
-def sign(request: HttpRequest, document: Document, options: dict[str, bool]) -> str | None:
-    """The document and options, signed for the "Apply" form; None when too large to carry back."""
-    payload = signing.dumps(
-        {"document": json.dumps(document.as_data()), "options": options}, salt=salt(request), compress=True
-    )
+def sign(request: HttpRequest, document: Document, options: dict[str, bool], plan: Plan) -> str | None:
+    """The document, options and the plan reviewed, signed for the "Apply" form; None when too large to carry back."""
+    reviewed = {"document": json.dumps(document.as_data()), "options": options, "review": plan.fingerprint()}
+    payload = signing.dumps(reviewed, salt=salt(request), compress=True)
     return payload if len(payload) <= MAX_PAYLOAD else None
 
 

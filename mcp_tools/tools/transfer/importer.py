@@ -8,6 +8,9 @@ import would refuse; an error anywhere rolls the whole import back.
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +74,7 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     pruned: list[str] = field(default_factory=list)
     applied: bool = False
+    stale: bool = False  # the site changed since the plan it was to follow was reviewed
     unshown: int = 0  # problems beyond MAX_ERRORS
 
     def refuse(self, text: str) -> None:
@@ -87,6 +91,16 @@ class Plan:
 
     def by_status(self, status: str) -> list[ToolDiff]:
         return [diff for diff in self.tools if diff.status == status]
+
+    def fingerprint(self) -> str:
+        """A digest of what the import would change, so that what is applied is what was reviewed."""
+        reviewed = [
+            [(d.name, d.status, [(c.field, c.old, c.new) for c in d.changes], d.granted, d.revoked) for d in self.tools],
+            [(c.field, c.old, c.new) for c in self.rate_limits],
+            self.site_only,
+        ]
+        text = json.dumps(reviewed, sort_keys=True, default=str, ensure_ascii=False)
+        return hashlib.sha256(text.encode()).hexdigest()
 
     @property
     def has_changes(self) -> bool:
@@ -127,11 +141,13 @@ def run(
     apply: bool = False,
     skip_missing: bool = False,
     prune: bool = False,
+    reviewed: str | None = None,
 ) -> Plan:
     """The plan of importing ``document``; applied (committed) only when ``apply`` and nothing is wrong.
 
     ``user`` is who imports, for the record of the changes. ``prune`` disables the tools only on this site and
-    removes group default rates the file does not set; without it they are reported and kept.
+    removes group default rates the file does not set; without it they are reported and kept. With
+    ``reviewed`` (a plan's fingerprint), nothing is written unless the plan is still the one reviewed.
     """
     plan = Plan()
     with recording(user=user, source="import"), transaction.atomic():
@@ -148,6 +164,9 @@ def run(
             for rate in RateLimitOverride.objects.filter(tool__isnull=True).select_related("group")
         }
         plan.rate_limits = default_changes(current_defaults, defaults, prune)
+        if reviewed is not None and plan.fingerprint() != reviewed:
+            plan.stale = True
+            return plan
         try:
             for entry, tool_diff in zip(wanted, plan.tools, strict=True):
                 if tool_diff.status != UNCHANGED:
