@@ -1,11 +1,14 @@
 """The admin's export action and import pages: upload a tools file, review the diff, apply it.
 
 The reviewed document travels from the diff page to "Apply" signed (``django.core.signing``, bound to the
-user and at most an hour old), so the page cannot be made to apply anything but what was shown.
+user and at most an hour old), so the page cannot be made to apply anything but what was shown. The signature
+also holds a fingerprint of the site's tools as reviewed: once they changed (by anyone, this import included)
+the diff shown is stale and "Apply" refuses, so a review can be applied at most once.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from functools import partial
 from typing import Any
@@ -20,7 +23,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.translation import gettext_lazy as _
 
-from mcp_tools.models import Tool
+from mcp_tools.models import Tool, ToolChange
 from mcp_tools.tools.transfer.document import MAX_BYTES, Document, TransferError, dumps, guess_format, parse
 from mcp_tools.tools.transfer.export import export, tools_queryset
 from mcp_tools.tools.transfer.importer import ADDED, CHANGED, UNCHANGED, Plan, run
@@ -92,8 +95,9 @@ def import_view(model_admin: admin.ModelAdmin[Tool], request: HttpRequest) -> Ht
     except TransferError as exc:
         return page(model_admin, request, "import_form.html", form=form, problems=exc.messages)
     options = {"skip_missing": form.cleaned_data["skip_missing"], "prune": form.cleaned_data["prune"]}
+    site = fingerprint()
     plan = run(document, user=request.user, **options)
-    payload = sign(request, document, options)
+    payload = sign(request, document, options, site)
     return diff_page(model_admin, request, plan, payload, too_large=payload is None)
 
 
@@ -106,6 +110,9 @@ def apply(model_admin: admin.ModelAdmin[Tool], request: HttpRequest) -> HttpResp
         document = parse(signed["document"])
     except (signing.BadSignature, TransferError, KeyError, TypeError):
         messages.error(request, _("The reviewed file could not be read back or is over an hour old; upload it again."))
+        return HttpResponseRedirect(request.path)
+    if signed.get("site") != fingerprint():
+        messages.error(request, _("The tools have changed since you reviewed the file; upload it again to review."))
         return HttpResponseRedirect(request.path)
     plan = run(document, user=request.user, apply=True, **signed["options"])
     if plan.errors:
@@ -121,11 +128,16 @@ def salt(request: HttpRequest) -> str:
     return f"{SALT}:{request.user.pk}"
 
 
-def sign(request: HttpRequest, document: Document, options: dict[str, bool]) -> str | None:
-    """The document and options, signed for the "Apply" form; None when too large to carry back."""
-    payload = signing.dumps(
-        {"document": json.dumps(document.as_data()), "options": options}, salt=salt(request), compress=True
-    )
+def fingerprint() -> str:
+    """The site's tools as a file holds them, and the latest recorded change of any tool."""
+    latest = ToolChange.objects.order_by("-pk").values_list("pk", flat=True).first()
+    return hashlib.sha256(f"{latest}\n{dumps(export(tools_queryset()))}".encode()).hexdigest()
+
+
+def sign(request: HttpRequest, document: Document, options: dict[str, bool], site: str) -> str | None:
+    """The document, options and site fingerprint, signed for the "Apply" form; None when too large to carry back."""
+    data = {"document": json.dumps(document.as_data()), "options": options, "site": site}
+    payload = signing.dumps(data, salt=salt(request), compress=True)
     return payload if len(payload) <= MAX_PAYLOAD else None
 
 

@@ -38,6 +38,7 @@ from mcp_tools.tools.transfer.document import (
 from mcp_tools.tools.transfer.export import ACCESS_FIELDS, PLAIN_FIELDS, tool_entry, tools_queryset
 
 ADDED, CHANGED, UNCHANGED = "added", "changed", "unchanged"
+EVERYONE = "every authenticated user"
 TOOL_FIELDS = (*PLAIN_FIELDS, "input_schema", "output_schema", *HINTS, *ACCESS_FIELDS)
 
 
@@ -198,7 +199,12 @@ def diff(tool: Tool | None, entry: dict[str, Any]) -> ToolDiff:
     old, new = flatten(current), flatten(entry)
     changes = [Change(key, old.get(key), new.get(key)) for key in dict.fromkeys([*new, *old])]
     changes = [change for change in changes if change.old != change.new]
-    granted, revoked = [], []
+    granted: list[str] = []
+    revoked: list[str] = []
+    # A grant to everyone widens access most of all: it leads the grants, never only a field among the changes.
+    was_open = bool(current and current["everyone"])
+    if entry["everyone"] != was_open:
+        (granted if entry["everyone"] else revoked).append(EVERYONE)
     for key, label in (("users", "user"), ("groups", "group")):
         before = set(current[key]) if current else set()
         granted += [f"{label} {name}" for name in entry[key] if name not in before]
