@@ -413,6 +413,14 @@ def test_a_file_may_name_a_serializer_of_the_query_model_from_an_installed_app(i
     assert PAYLOAD.search(page(review)) is not None
 
 
+@pytest.mark.parametrize("src", ["javascript:alert(1)", "JavaScript:alert(1)", "file:///etc/passwd", "//evil"])
+def test_a_file_cannot_give_a_tool_an_icon_of_an_unsafe_scheme(importer, src):
+    review = upload(importer, file_text(tool_entry("adder", icons=[{"src": src}])))
+
+    assert review.context["plan"].errors
+    assert PAYLOAD.search(page(review)) is None
+
+
 def test_a_file_cannot_name_an_unregistered_callable_or_api_action(importer):
     review = upload(
         importer,
@@ -450,6 +458,18 @@ def test_a_reviewed_file_cannot_be_applied_twice(importer):
     importer.post(IMPORT_URL, {"payload": payload})
 
     assert Tool.objects.get(name="adder").everyone is False
+
+
+def test_a_reviewed_file_cannot_be_applied_once_the_reviewer_lost_a_permission(importer):
+    review = upload(importer, file_text(tool_entry("adder")))
+    payload = payload_of(review)
+    reviewer = get_user_model().objects.get(username="importer")
+    reviewer.user_permissions.remove(Permission.objects.get(codename="delete_usergrant"))
+
+    response = importer.post(IMPORT_URL, {"payload": payload})
+
+    assert response.status_code == 403
+    assert not Tool.objects.exists()
 
 
 def test_a_deeply_nested_file_is_refused_without_a_crash(importer):
