@@ -115,6 +115,23 @@ def test_an_admin_without_try_tool_is_refused_by_every_method_and_nothing_is_cal
     assert not ToolCall.objects.exists()
 
 
+def test_try_tool_alone_shows_no_tool_an_admin_may_not_view_nor_confirms_its_id():
+    hidden = callable_tool("hidden", enabled=False, everyone=False)
+    get_user_model().objects.create_user("alice")
+    tester = staff("tester", "try_tool")
+
+    responses = [
+        tester.get(try_url(hidden), {"user": "alice"}),
+        tester.post(try_url(hidden), {"user": "alice", "arg_a": "1", "arg_b": "2"}),
+        tester.get(f"{TOOLS_URL}999999/try/"),
+        tester.get(f"{TOOLS_URL}999999/clients/"),
+    ]
+
+    assert [response.status_code for response in responses] == [403, 403, 403, 403]
+    assert not any("hidden" in page(response) for response in responses)
+    assert not ToolCall.objects.exists()
+
+
 def test_a_non_superuser_admin_cannot_try_as_a_superuser_by_any_field():
     tool = callable_tool()
     root = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
