@@ -50,6 +50,47 @@ IMPORTER = (
 )
 
 
+QUERY_ATTACKS: list[dict[str, Any]] = [
+    {"model": "auth.Permission", "output_fields": ["name"]},
+    {"model": "mcp_tools.AccessToken", "output_fields": ["name"]},
+    {"model": "testapp.Account", "output_fields": ["api_key"]},
+    {"model": "testapp.Account", "output_fields": ["name"], "filters": ["api_key__startswith"]},
+    {"model": "testapp.Account", "output_fields": ["name"], "ordering_fields": ["api_key"]},
+    {"model": "testapp.Account", "output_fields": ["name"], "search_fields": ["api_key"]},
+    {"model": "testapp.Account", "output_fields": ["name"], "group_by_fields": ["api_key"]},
+    {"model": "testapp.Account", "output_fields": ["name"], "lookup_field": "api_key", "operation": "get"},
+    {
+        "model": "testapp.Account",
+        "output_fields": ["name"],
+        "relations": ["manager"],
+        "filters": ["manager__password__exact"],
+    },
+    {"model": "testapp.Account", "relations": ["manager"], "output_fields": ["name", "manager__password"]},
+    {"model": "testapp.Account", "output_fields": ["name"], "scope_field": "api_key"},
+    {
+        "model": "testapp.Item",
+        "output_fields": ["name"],
+        "relations": ["account"],
+        "search_fields": ["account__api_key"],
+    },
+    {
+        "model": "testapp.Item",
+        "operation": "aggregate",
+        "aggregate_functions": ["max"],
+        "aggregate_fields": ["account__api_key"],
+        "relations": ["account"],
+    },
+    {
+        "model": "testapp.Account",
+        "operation": "create",
+        "output_fields": ["name"],
+        "writable_fields": ["name", "tenant", "api_key"],
+        "scope_field": "manager",
+    },
+    {"model": "testapp.Item", "output_fields": ["name"], "scope": "no.such.scope"},
+]
+
+
 def staff(username: str, *codenames: str, superuser: bool = False) -> Client:
     """A signed-in admin holding the permissions ``codenames`` ("app_label.codename", or an mcp_tools codename)."""
     model = get_user_model()
@@ -88,6 +129,10 @@ def page(response: Any) -> str:
 
 def calls() -> list[tuple[str, str, str, str]]:
     return [(r.username, r.tool_name, r.client, r.outcome) for r in ToolCall.objects.order_by("pk")]
+
+
+def refused_for_exposure(error: str) -> bool:
+    return any(reason in error for reason in ("may not be exposed", "that may be exposed", "No scope is registered"))
 
 
 def upload(client: Client, text: str, name: str = "tools.json", **options: Any) -> Any:
@@ -329,48 +374,14 @@ def test_hostile_names_and_values_in_a_file_are_shown_as_text_on_the_diff(import
     assert "<script>" not in text and "&lt;script&gt;" in text
 
 
-@pytest.mark.parametrize(
-    "query",
-    [
-        {"model": "auth.Permission", "output_fields": ["name"]},
-        {"model": "mcp_tools.AccessToken", "output_fields": ["name"]},
-        {"model": "testapp.Account", "output_fields": ["api_key"]},
-        {"model": "testapp.Account", "output_fields": ["name"], "filters": ["api_key__startswith"]},
-        {"model": "testapp.Account", "output_fields": ["name"], "ordering_fields": ["api_key"]},
-        {"model": "testapp.Account", "output_fields": ["name"], "search_fields": ["api_key"]},
-        {"model": "testapp.Account", "output_fields": ["name"], "group_by_fields": ["api_key"]},
-        {"model": "testapp.Account", "output_fields": ["name"], "lookup_field": "api_key", "operation": "get"},
-        {
-            "model": "testapp.Account",
-            "output_fields": ["name"],
-            "relations": ["manager"],
-            "filters": ["manager__password"],
-        },
-        {"model": "testapp.Account", "relations": ["manager"], "output_fields": ["name", "manager__password"]},
-        {"model": "testapp.Account", "output_fields": ["name"], "scope_field": "api_key"},
-        {
-            "model": "testapp.Item",
-            "output_fields": ["name"],
-            "relations": ["account"],
-            "search_fields": ["account__api_key"],
-        },
-        {
-            "model": "testapp.Item",
-            "operation": "aggregate",
-            "aggregate_functions": ["max"],
-            "aggregate_fields": ["account__api_key"],
-            "relations": ["account"],
-        },
-        {
-            "model": "testapp.Account",
-            "operation": "create",
-            "output_fields": ["name"],
-            "writable_fields": ["name", "tenant", "api_key"],
-            "scope_field": "manager",
-        },
-        {"model": "testapp.Item", "output_fields": ["name"], "scope": "no.such.scope"},
-    ],
-)
+def test_a_file_may_expose_plain_fields_of_a_model_through_a_query(importer):
+    query_data.seed()
+    review = upload(importer, file_text(query_entry("plain", "testapp.Account", output_fields=["name", "tenant"])))
+
+    assert review.context["plan"].errors == []
+
+
+@pytest.mark.parametrize("query", QUERY_ATTACKS)
 def test_a_file_cannot_expose_an_excluded_model_or_a_secret_field_through_any_query_setting(importer, query):
     query_data.seed()
     entry = query_entry("sneaky", **query)
@@ -378,9 +389,45 @@ def test_a_file_cannot_expose_an_excluded_model_or_a_secret_field_through_any_qu
     review = upload(importer, file_text(entry))
 
     assert review.status_code == 200
-    assert review.context["plan"].errors, "the import was accepted"
+    assert any(refused_for_exposure(error) for error in review.context["plan"].errors), "the import was accepted"
     assert PAYLOAD.search(page(review)) is None
     assert not Tool.objects.filter(name="sneaky").exists()
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        {"model": "auth.Permission", "search_fields": ["name"], "title_field": "name"},
+        {"model": "mcp_tools.AccessToken", "search_fields": ["name"], "title_field": "name"},
+        {"model": "testapp.Account", "search_fields": ["api_key"], "title_field": "name"},
+        {"model": "testapp.Account", "search_fields": ["name"], "title_field": "api_key"},
+        {"model": "testapp.Account", "search_fields": ["name"], "title_field": "name", "text_fields": ["api_key"]},
+        {"model": "testapp.Account", "search_fields": ["manager__password"], "title_field": "name"},
+        {
+            "model": "testapp.Item",
+            "search_fields": ["name"],
+            "title_field": "name",
+            "text_fields": ["account__api_key"],
+        },
+        {"model": "testapp.Item", "search_fields": ["name"], "title_field": "name", "scope": "no.such.scope"},
+    ],
+)
+def test_a_file_cannot_search_an_excluded_model_or_a_secret_field(importer, source):
+    entry = {"name": "search", "kind": "search", "sources": [source | {"link": "admin"}]}
+
+    review = upload(importer, file_text(entry))
+
+    assert any(refused_for_exposure(error) for error in review.context["plan"].errors), "the import was accepted"
+    assert not Tool.objects.filter(name="search").exists()
+
+
+def test_a_file_may_search_plain_fields_of_a_model_it_may_expose(importer):
+    source = {"model": "testapp.Account", "search_fields": ["name"], "title_field": "name", "text_fields": ["tenant"]}
+    source |= {"link": "admin"}
+
+    review = upload(importer, file_text({"name": "search", "kind": "search", "sources": [source]}))
+
+    assert review.context["plan"].errors == []
 
 
 @pytest.mark.parametrize(
