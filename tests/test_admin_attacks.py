@@ -336,6 +336,19 @@ def test_a_file_that_grants_a_new_tool_to_everyone_says_so_in_the_diff(importer)
     assert "every authenticated user" in page(review)
 
 
+def test_the_diff_shows_what_an_added_model_query_exposes(importer):
+    query_data.seed()
+    entry = query_entry("wipe_accounts", "testapp.Account", operation="delete", lookup_field="pk")
+
+    review = upload(importer, file_text(entry | {"groups": [], "everyone": True}))
+
+    [added] = review.context["added"]
+    assert ("query.model", '"testapp.Account"') in [(s.field, s.new) for s in added.settings]
+    assert ("query.operation", '"delete"') in [(s.field, s.new) for s in added.settings]
+    text = page(review)
+    assert "<code>query.operation</code></th><td><code>&quot;delete&quot;</code>" in text
+
+
 def test_a_file_that_opens_an_existing_tool_to_everyone_says_so_among_the_grants(importer):
     callable_tool("adder", everyone=False)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -26,7 +27,7 @@ from django.utils.translation import gettext_lazy as _
 from mcp_tools.models import Tool, ToolChange
 from mcp_tools.tools.transfer.document import MAX_BYTES, Document, TransferError, dumps, guess_format, parse
 from mcp_tools.tools.transfer.export import export, tools_queryset
-from mcp_tools.tools.transfer.importer import ADDED, CHANGED, UNCHANGED, Plan, run
+from mcp_tools.tools.transfer.importer import ADDED, CHANGED, UNCHANGED, Change, Plan, run
 from mcp_tools.tools.transfer.report import shown
 
 SALT = "mcp_tools.admin.transfer"
@@ -152,7 +153,11 @@ def diff_page(
     ]
     context = {
         "plan": plan,
-        "added": plan.by_status(ADDED),
+        # Each added tool's settings as text, for the owner to read what the new tool exposes and to whom.
+        "added": [
+            replace(tool, settings=[Change(c.field, None, shown(c.new)) for c in tool.settings])
+            for tool in plan.by_status(ADDED)
+        ],
         "changes": [
             (tool.name, change.field, shown(change.old), shown(change.new))
             for tool in plan.by_status(CHANGED)

@@ -59,6 +59,7 @@ class ToolDiff:
     changes: list[Change] = field(default_factory=list)
     granted: list[str] = field(default_factory=list)
     revoked: list[str] = field(default_factory=list)
+    settings: list[Change] = field(default_factory=list)  # an added tool's fields that are set
 
 
 @dataclass
@@ -210,7 +211,8 @@ def diff(tool: Tool | None, entry: dict[str, Any]) -> ToolDiff:
         granted += [f"{label} {name}" for name in entry[key] if name not in before]
         revoked += [f"{label} {name}" for name in sorted(before - set(entry[key]))]
     if tool is None:
-        return ToolDiff(entry["name"], ADDED, entry["kind"], [], granted, revoked)  # the file shows its fields
+        settings = [Change(key, None, value) for key, value in new.items() if value not in (None, "", [], {})]
+        return ToolDiff(entry["name"], ADDED, entry["kind"], [], granted, revoked, settings)
     status = CHANGED if changes or granted or revoked else UNCHANGED
     return ToolDiff(entry["name"], status, entry["kind"], changes, granted, revoked)
 
