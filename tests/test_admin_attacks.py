@@ -7,6 +7,7 @@ or a client whose tool names, arguments and usernames end up on the admin's page
 from __future__ import annotations
 
 import html
+import io
 import json
 import re
 import sys
@@ -18,6 +19,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
@@ -347,6 +349,19 @@ def test_the_diff_shows_what_an_added_model_query_exposes(importer):
     assert ("query.operation", '"delete"') in [(s.field, s.new) for s in added.settings]
     text = page(review)
     assert "<code>query.operation</code></th><td><code>&quot;delete&quot;</code>" in text
+
+
+def test_mcp_import_prints_a_grant_to_everyone_among_the_grants(tmp_path):
+    callable_tool("adder", everyone=False)
+    path = tmp_path / "tools.json"
+    path.write_text(file_text(tool_entry("adder", everyone=True), tool_entry("open", everyone=True)))
+    out = io.StringIO()
+
+    call_command("mcp_import", str(path), "--dry-run", stdout=out)
+
+    lines = out.getvalue().splitlines()
+    assert lines[lines.index("~ adder (changed)") + 2] == "    granted to every authenticated user"
+    assert lines[lines.index("+ open (added)") + 1] == "    granted to every authenticated user"
 
 
 def test_a_file_that_opens_an_existing_tool_to_everyone_says_so_among_the_grants(importer):
