@@ -59,14 +59,22 @@ def validate_tool_schema(value: Any) -> None:
         raise ValidationError(problem, code="invalid_schema")
 
 
+#: What an icon's src may be, as MCP has it: an HTTP(S) URL or a data: URI (never javascript:, file:, ...).
+ICON_SCHEMES = ("https://", "http://", "data:")
+
+
 def validate_icons(value: Any) -> None:
     if value in (None, []):
         return
     if not isinstance(value, list) or not all(
-        isinstance(icon, dict) and isinstance(icon.get("src"), str) and icon["src"] for icon in value
+        isinstance(icon, dict) and isinstance(icon.get("src"), str) and icon["src"].lower().startswith(ICON_SCHEMES)
+        for icon in value
     ):
         raise ValidationError(
-            _('Icons are a list of objects like {"src": "https://…/icon.png", "mimeType": "image/png"}.'),
+            _(
+                'Icons are a list of objects like {"src": "https://…/icon.png", "mimeType": "image/png"}, '
+                "each src an https:, http: or data: URI."
+            ),
             code="invalid_icons",
         )
 

@@ -12,7 +12,6 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.forms.formsets import DELETION_FIELD_NAME
-from django.utils.module_loading import import_string
 from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
@@ -20,6 +19,7 @@ from mcp_tools.access import scopes
 from mcp_tools.models import ModelQuery, Tool
 from mcp_tools.tools.executors.queries import fields as paths
 from mcp_tools.tools.executors.queries.config import AGGREGATE_FUNCTIONS
+from mcp_tools.tools.executors.queries.serialize import serializer_problem
 
 ARROW = " → "
 Choices = list[tuple[str, Any]]
@@ -253,11 +253,9 @@ class ModelQueryForm(ModelFieldsForm):
 
     def clean_serializer(self) -> str:
         path = str(self.cleaned_data.get("serializer") or "")
-        if path:
-            try:
-                import_string(path)
-            except ImportError:
-                raise ValidationError(_("Cannot import %(path)s.") % {"path": path}) from None
+        problem = serializer_problem(path) if path else None
+        if problem is not None:
+            raise ValidationError(problem)  # before anything is imported: see serializer_problem
         return path
 
 

@@ -1,12 +1,16 @@
 """The admin's export action and import pages: upload a tools file, review the diff, apply it.
 
 The reviewed document travels from the diff page to "Apply" signed (``django.core.signing``, bound to the
-user and at most an hour old), so the page cannot be made to apply anything but what was shown.
+user and at most an hour old), so the page cannot be made to apply anything but what was shown. The signature
+also holds the fingerprint of the plan reviewed: "Apply" writes only while importing the file would still do
+exactly that (checked in the import's own transaction), and shows what it would do now otherwise; so a review
+applies at most once.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -23,7 +27,7 @@ from django.utils.translation import gettext_lazy as _
 from mcp_tools.models import Tool
 from mcp_tools.tools.transfer.document import MAX_BYTES, Document, TransferError, dumps, guess_format, parse
 from mcp_tools.tools.transfer.export import export, tools_queryset
-from mcp_tools.tools.transfer.importer import ADDED, CHANGED, UNCHANGED, Plan, run
+from mcp_tools.tools.transfer.importer import ADDED, CHANGED, UNCHANGED, Change, Plan, run
 from mcp_tools.tools.transfer.report import shown
 
 SALT = "mcp_tools.admin.transfer"
@@ -99,7 +103,7 @@ def review(
     model_admin: admin.ModelAdmin[Tool], request: HttpRequest, document: Document, options: dict[str, bool]
 ) -> HttpResponse:
     """The diff page of a dry run, with the document signed for "Apply" together with what it showed."""
-    plan = run(document, user=request.user, **options)
+    plan = run(document, user=request.user, skip_missing=options["skip_missing"], prune=options["prune"])
     payload = sign(request, document, options, plan)
     return diff_page(model_admin, request, plan, payload, too_large=payload is None)
 
@@ -149,7 +153,11 @@ def diff_page(
     ]
     context = {
         "plan": plan,
-        "added": plan.by_status(ADDED),
+        # Each added tool's settings as text, for the owner to read what the new tool exposes and to whom.
+        "added": [
+            replace(tool, settings=[Change(c.field, None, shown(c.new)) for c in tool.settings])
+            for tool in plan.by_status(ADDED)
+        ],
         "changes": [
             (tool.name, change.field, shown(change.old), shown(change.new))
             for tool in plan.by_status(CHANGED)

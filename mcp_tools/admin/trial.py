@@ -263,9 +263,14 @@ def urls(model_admin: ModelAdmin[Tool]) -> list[URLPattern]:
 
 
 def tool_or_404(model_admin: ModelAdmin[Tool], request: HttpRequest, object_id: str) -> Tool:
+    """The tool, for an admin who may view it (refused before the lookup, so that no ID is confirmed)."""
+    if not model_admin.has_view_or_change_permission(request):
+        raise PermissionDenied
     tool = model_admin.get_object(request, object_id)
     if tool is None:
         raise Http404(_("No tool with this ID."))
+    if not model_admin.has_view_or_change_permission(request, tool):
+        raise PermissionDenied
     return tool
 
 
@@ -320,8 +325,6 @@ def may_see_users(user: Any) -> bool:
 
 def clients_view(model_admin: ModelAdmin[Tool], request: HttpRequest, object_id: str) -> HttpResponse:
     tool = tool_or_404(model_admin, request, object_id)
-    if not model_admin.has_view_or_change_permission(request, tool):
-        raise PermissionDenied
     shows_users = may_see_users(request.user)
     context = page(
         model_admin,

@@ -17,6 +17,8 @@ VERSION = 1
 FORMATS = ("json", "yaml")
 MAX_BYTES = 5_000_000
 MAX_TOOLS = 1000
+#: Distinct user names, and distinct group names, the whole file may name (each is one parameter of a lookup).
+MAX_NAMES = 10_000
 MAX_ERRORS = 50
 MAX_MESSAGE = 300  # characters of one problem: a message may quote a value from the file
 
@@ -190,6 +192,7 @@ def shape(data: Any) -> Document:
         _nested(tool, where, errors)
         document.tools.append(tool)
     document.rate_limits = _rates(rates, "rate_limits", errors)
+    errors.extend(_too_many_names(document))
     if errors:
         raise TransferError(errors)
     return document
@@ -216,6 +219,17 @@ def _nested(tool: dict[str, Any], where: str, errors: list[str]) -> None:
             errors.append(f"{where}: {key} names someone more than once.")
     if kind in GENERATED:
         tool["input_schema"] = tool["output_schema"] = None  # the site generates them
+
+
+def _too_many_names(document: Document) -> list[str]:
+    users = {name for tool in document.tools for name in tool["users"]}
+    groups = {name for tool in document.tools for name in (*tool["groups"], *(r["group"] for r in tool["rate_limits"]))}
+    groups |= {rate["group"] for rate in document.rate_limits}
+    return [
+        f"The file names {len(names):,} {what}; at most {MAX_NAMES:,} are accepted."
+        for what, names in (("users", users), ("groups", groups))
+        if len(names) > MAX_NAMES
+    ]
 
 
 def _rates(entries: list[Any], where: str, errors: list[str]) -> list[dict[str, Any]]:

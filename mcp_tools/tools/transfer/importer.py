@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +25,7 @@ from mcp_tools.models import (
     RateLimitOverride,
     SearchSource,
     Tool,
+    ToolChange,
     UserGrant,
     default_input_schema,
 )
@@ -41,6 +41,7 @@ from mcp_tools.tools.transfer.document import (
 from mcp_tools.tools.transfer.export import ACCESS_FIELDS, PLAIN_FIELDS, tool_entry, tools_queryset
 
 ADDED, CHANGED, UNCHANGED = "added", "changed", "unchanged"
+EVERYONE = "every authenticated user"
 TOOL_FIELDS = (*PLAIN_FIELDS, "input_schema", "output_schema", *HINTS, *ACCESS_FIELDS)
 
 
@@ -61,6 +62,7 @@ class ToolDiff:
     changes: list[Change] = field(default_factory=list)
     granted: list[str] = field(default_factory=list)
     revoked: list[str] = field(default_factory=list)
+    settings: list[Change] = field(default_factory=list)  # an added tool's fields that are set
 
 
 @dataclass
@@ -75,6 +77,7 @@ class Plan:
     pruned: list[str] = field(default_factory=list)
     applied: bool = False
     stale: bool = False  # the site changed since the plan it was to follow was reviewed
+    history: int | None = None  # the latest recorded tool change when the plan was made
     unshown: int = 0  # problems beyond MAX_ERRORS
 
     def refuse(self, text: str) -> None:
@@ -93,11 +96,16 @@ class Plan:
         return [diff for diff in self.tools if diff.status == status]
 
     def fingerprint(self) -> str:
-        """A digest of what the import would change, so that what is applied is what was reviewed."""
+        """A digest of what the import would change and of the tools' history so far: what is applied is what was
+        reviewed, once (applying it adds to the history)."""
         reviewed = [
-            [(d.name, d.status, [(c.field, c.old, c.new) for c in d.changes], d.granted, d.revoked) for d in self.tools],
+            [
+                (d.name, d.status, [(c.field, c.old, c.new) for c in d.changes], d.granted, d.revoked)
+                for d in self.tools
+            ],
             [(c.field, c.old, c.new) for c in self.rate_limits],
             self.site_only,
+            self.history,
         ]
         text = json.dumps(reviewed, sort_keys=True, default=str, ensure_ascii=False)
         return hashlib.sha256(text.encode()).hexdigest()
@@ -151,6 +159,7 @@ def run(
     """
     plan = Plan()
     with recording(user=user, source="import"), transaction.atomic():
+        plan.history = ToolChange.objects.order_by("-pk").values_list("pk", flat=True).first()
         names = Names(document, plan, skip_missing=skip_missing)
         existing = {tool.name: tool for tool in tools_queryset()}
         wanted = [resolved(entry, names) for entry in document.tools]
@@ -217,13 +226,19 @@ def diff(tool: Tool | None, entry: dict[str, Any]) -> ToolDiff:
     old, new = flatten(current), flatten(entry)
     changes = [Change(key, old.get(key), new.get(key)) for key in dict.fromkeys([*new, *old])]
     changes = [change for change in changes if change.old != change.new]
-    granted, revoked = [], []
+    granted: list[str] = []
+    revoked: list[str] = []
+    # A grant to everyone widens access most of all: it leads the grants, never only a field among the changes.
+    was_open = bool(current and current["everyone"])
+    if entry["everyone"] != was_open:
+        (granted if entry["everyone"] else revoked).append(EVERYONE)
     for key, label in (("users", "user"), ("groups", "group")):
         before = set(current[key]) if current else set()
         granted += [f"{label} {name}" for name in entry[key] if name not in before]
         revoked += [f"{label} {name}" for name in sorted(before - set(entry[key]))]
     if tool is None:
-        return ToolDiff(entry["name"], ADDED, entry["kind"], [], granted, revoked)  # the file shows its fields
+        settings = [Change(key, None, value) for key, value in new.items() if value not in (None, "", [], {})]
+        return ToolDiff(entry["name"], ADDED, entry["kind"], [], granted, revoked, settings)
     status = CHANGED if changes or granted or revoked else UNCHANGED
     return ToolDiff(entry["name"], status, entry["kind"], changes, granted, revoked)
 

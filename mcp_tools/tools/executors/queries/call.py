@@ -94,7 +94,7 @@ def _narrowed(spec: QuerySpec, user: Any) -> QuerySet[Any]:
 def rows(spec: QuerySpec, queryset: QuerySet[Any]) -> list[dict[str, Any]]:
     """The rows of ``queryset`` as the tool shows them: its output fields, or its serializer's shape."""
     if spec.serializer:
-        return serialize.with_serializer(spec.serializer, list(queryset))
+        return serialize.with_serializer(spec.serializer, list(queryset), spec.model)
     return shown(output_values(spec, queryset))
 
 

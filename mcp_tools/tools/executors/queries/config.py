@@ -24,6 +24,7 @@ from mcp_tools.tools.executors.queries.fields import (
     resolve_model,
     target,
 )
+from mcp_tools.tools.executors.queries.serialize import serializer_problem
 
 Operation = ModelQuery.Operation
 
@@ -295,4 +296,6 @@ def config_errors(row: Any) -> dict[str, list[str]]:
         problems.extend(_unsettable(spec))
     if spec.default_limit < 1:
         problems.append("The default limit must be at least 1.")
-    return {"__all__": problems} if problems else {}
+    errors = {"__all__": problems} if problems else {}
+    serializer = serializer_problem(spec.serializer, spec.model) if spec.serializer else None
+    return errors | {"serializer": [serializer]} if serializer else errors
