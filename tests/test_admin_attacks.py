@@ -30,6 +30,7 @@ from mcp_tools.admin.trial import ask
 from mcp_tools.models import AccessToken, GroupGrant, ModelQuery, Tool, ToolCall, ToolChange, UserGrant
 from mcp_tools.tools.registry import registry
 from mcp_tools.tools.transfer.document import MAX_NAMES
+from tests.admin_users import staff
 from tests.live import query_data
 from tests.transfer_files import file_text, query_entry, tool_entry
 
@@ -91,21 +92,6 @@ QUERY_ATTACKS: list[dict[str, Any]] = [
     },
     {"model": "testapp.Item", "output_fields": ["name"], "scope": "no.such.scope"},
 ]
-
-
-def staff(username: str, *codenames: str, superuser: bool = False) -> Client:
-    """A signed-in admin holding the permissions ``codenames`` ("app_label.codename", or an mcp_tools codename)."""
-    model = get_user_model()
-    if superuser:
-        user = model.objects.create_superuser(username, f"{username}@example.com", "pw")
-    else:
-        user = model.objects.create_user(username, password="pw", is_staff=True)
-        for name in codenames:
-            app, codename = name.split(".") if "." in name else ("mcp_tools", name)
-            user.user_permissions.add(Permission.objects.get(content_type__app_label=app, codename=codename))
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def callable_tool(name: str = "adder", callable_name: str = "add", **fields: Any) -> Tool:

@@ -7,7 +7,6 @@ import re
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Permission
 from django.contrib.messages import ERROR, SUCCESS
 from django.core import signing
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -15,6 +14,7 @@ from django.test import Client
 
 from mcp_tools.models import RateLimitOverride, Tool, UserGrant
 from mcp_tools.tools.transfer.document import MAX_BYTES
+from tests.admin_users import staff
 from tests.transfer_files import exported, file_text, query_entry, seed_site, tool_entry, wipe
 
 pytestmark = pytest.mark.django_db
@@ -29,14 +29,6 @@ IMPORTER = (
     "view_tool",
     *(f"{action}_{model}" for model in ROWS for action in ("add", "change", "delete")),
 )
-
-
-def staff(django_user_model: Any, username: str, *codenames: str) -> Client:
-    user = django_user_model.objects.create_user(username, is_staff=True)
-    user.user_permissions.add(*Permission.objects.filter(content_type__app_label="mcp_tools", codename__in=codenames))
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def upload(client: Client, text: str, name: str = "tools.json", **options: Any) -> Any:
@@ -74,7 +66,7 @@ def test_the_export_action_downloads_the_selected_tools_as_the_command_writes_th
 
 def test_a_staff_user_who_may_view_tools_may_export_them(django_user_model):
     seed_site()
-    viewer = staff(django_user_model, "viewer", "view_tool")
+    viewer = staff("viewer", "view_tool")
 
     response = viewer.post(TOOLS_URL, select("export_tools", "add"))
 
@@ -83,7 +75,7 @@ def test_a_staff_user_who_may_view_tools_may_export_them(django_user_model):
 
 def test_a_staff_user_without_view_permission_gets_no_export(django_user_model):
     seed_site()
-    nobody = staff(django_user_model, "nobody")
+    nobody = staff("nobody")
 
     response = nobody.post(TOOLS_URL, select("export_tools", "add"))
 
@@ -217,7 +209,7 @@ def test_a_tampered_or_foreign_payload_is_refused_and_writes_nothing(admin_clien
     review = upload(admin_client, file_text(tool_entry("add_more")))
     payload = payload_of(review)
     forged = signing.dumps({"document": file_text(tool_entry("forged")), "options": {}}, salt="other")
-    other = staff(django_user_model, "other", *IMPORTER)
+    other = staff("other", *IMPORTER)
 
     responses = [
         admin_client.post(IMPORT_URL, {"payload": payload[:-3] + "abc"}, follow=True),
@@ -236,7 +228,7 @@ def test_a_tampered_or_foreign_payload_is_refused_and_writes_nothing(admin_clien
 
 
 def test_a_staff_user_with_every_import_permission_may_import(django_user_model):
-    importer = staff(django_user_model, "importer", *IMPORTER)
+    importer = staff("importer", *IMPORTER)
 
     review = upload(importer, file_text(tool_entry("add_more")))
     importer.post(IMPORT_URL, {"payload": payload_of(review)})
@@ -249,7 +241,7 @@ def test_a_staff_user_with_every_import_permission_may_import(django_user_model)
 )
 def test_a_staff_user_lacking_an_import_permission_is_refused(django_user_model, admin_client, lacking):
     review = upload(admin_client, file_text(tool_entry("add_more")))
-    denied = staff(django_user_model, "denied", *(codename for codename in IMPORTER if codename != lacking))
+    denied = staff("denied", *(codename for codename in IMPORTER if codename != lacking))
 
     responses = [
         denied.get(IMPORT_URL),
@@ -262,7 +254,7 @@ def test_a_staff_user_lacking_an_import_permission_is_refused(django_user_model,
 
 
 def test_the_import_link_is_hidden_from_a_viewer_and_the_page_from_a_visitor(django_user_model):
-    viewer = staff(django_user_model, "viewer", "view_tool")
+    viewer = staff("viewer", "view_tool")
     visitor = Client()
 
     assert "Import tools" not in viewer.get(TOOLS_URL).content.decode()

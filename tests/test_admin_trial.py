@@ -17,6 +17,7 @@ from mcp_tools.admin.trial import MAX_ARGUMENT_BYTES, ask
 from mcp_tools.models import AccessToken, GroupGrant, Tool, ToolCall, UserGrant
 from mcp_tools.protocol import versions
 from mcp_tools.tools.registry import registry
+from tests.admin_users import staff
 from tests.live import query_data
 from tests.live.query_data import READ_PERMISSIONS, grant
 from tests.testapp.models import Item
@@ -30,20 +31,6 @@ ERROR = re.compile(r'<dd id="try-error"><code>(.*?)</code> (.*?)</dd>', re.S)
 TEXTS = re.compile(r'<dd id="try-text">(.*?)</dd>', re.S)
 REFUSED = re.compile(r'<li><span class="username">(.*?)</span>: (.*?)</li>')
 VISIBLE = re.compile(r'<ul id="visible-users">(.*?)</ul>', re.S)
-
-
-def staff(username: str, *codenames: str, superuser: bool = False) -> Client:
-    """A signed-in admin holding the mcp_tools permissions ``codenames``."""
-    model = get_user_model()
-    if superuser:
-        user = model.objects.create_superuser(username, f"{username}@example.com", "pw")
-    else:
-        user = model.objects.create_user(username, password="pw", is_staff=True)
-        for codename in codenames:
-            user.user_permissions.add(Permission.objects.get(content_type__app_label="mcp_tools", codename=codename))
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

@@ -7,13 +7,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Permission
 from django.test import Client
 from django.utils import timezone
 
 from mcp_tools.admin import charts
 from mcp_tools.admin.dashboard import TOP_TOOLS, charts_of, percentile, summarize
 from mcp_tools.models import ToolCall
+from tests.admin_users import staff
 
 pytestmark = pytest.mark.django_db
 
@@ -173,14 +173,6 @@ def test_axes_end_on_a_round_number() -> None:
 # The page ----------------------------------------------------------------------------------------
 
 
-def staff(django_user_model: Any, *codenames: str) -> Client:
-    user = django_user_model.objects.create_user("staffer", password="pw", is_staff=True)
-    user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 def test_the_page_shows_charts_and_tables(admin_client: Any) -> None:
     now = timezone.now()
     call("add", now - timedelta(minutes=5))
@@ -215,13 +207,13 @@ def test_an_unknown_period_falls_back_to_a_day(admin_client: Any) -> None:
 def test_staff_without_the_view_permission_are_refused(django_user_model: Any) -> None:
     call("add", timezone.now())
 
-    assert staff(django_user_model, "view_tool").get(DASHBOARD_URL).status_code == 403
+    assert staff("staffer", "view_tool").get(DASHBOARD_URL).status_code == 403
 
 
 def test_staff_with_the_view_permission_see_it(django_user_model: Any) -> None:
     call("add", timezone.now())
 
-    response = staff(django_user_model, "view_toolcall").get(DASHBOARD_URL)
+    response = staff("staffer", "view_toolcall").get(DASHBOARD_URL)
 
     assert response.status_code == 200 and 'class="mcp-chart"' in response.content.decode()
 

@@ -7,17 +7,17 @@ import re
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group, Permission
+from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.db import transaction
-from django.test import Client
 
 from mcp_tools.history import recording
 from mcp_tools.history.values import MAX_VALUE_CHARS
 from mcp_tools.models import ModelQuery, RateLimitOverride, SearchSource, Tool, ToolChange, UserGrant
 from mcp_tools.tools.registry import registry
 from tests.admin_forms import grant_forms, tool_form
+from tests.admin_users import staff
 from tests.transfer_files import file_text, tool_entry
 
 pytestmark = pytest.mark.django_db
@@ -36,14 +36,6 @@ def adder(**fields: Any) -> Tool:
 
 def entries(tool_name: str = "adder", **filters: Any) -> list[ToolChange]:
     return list(ToolChange.objects.filter(tool_name=tool_name, **filters).order_by("pk"))
-
-
-def staff(django_user_model: Any, *codenames: str) -> Client:
-    user = django_user_model.objects.create_user("staffer", password="pw", is_staff=True)
-    user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_an_admin_edit_of_a_tool_and_a_grant_is_one_entry_credited_to_the_admin(
@@ -263,7 +255,7 @@ def test_a_tool_without_history_says_so(admin_client: Any) -> None:
 @pytest.mark.parametrize("codenames", [(), ("view_tool",), ("view_toolchange",)])
 def test_the_history_needs_both_view_permissions(django_user_model: Any, codenames: tuple[str, ...]) -> None:
     tool = adder()
-    client = staff(django_user_model, *codenames)
+    client = staff("staffer", *codenames)
 
     assert client.get(f"{TOOLS_URL}{tool.pk}/history/").status_code == 403
     assert client.get(CHANGES_URL).status_code == (200 if "view_toolchange" in codenames else 403)
@@ -271,7 +263,7 @@ def test_the_history_needs_both_view_permissions(django_user_model: Any, codenam
 
 def test_a_staff_user_with_both_view_permissions_reads_the_history(django_user_model: Any) -> None:
     tool = adder()
-    client = staff(django_user_model, "view_tool", "view_toolchange")
+    client = staff("staffer", "view_tool", "view_toolchange")
 
     response = client.get(f"{TOOLS_URL}{tool.pk}/history/")
 
