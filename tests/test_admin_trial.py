@@ -296,6 +296,8 @@ def test_the_clients_page_shows_the_definition_for_every_revision(owner, adder):
     text = page(response)
     for revision in (*versions.LEGACY, *versions.MODERN):
         assert str(revision.wire) in text
+    # The earliest draft numbered its revision; the page says what the bare number is.
+    assert "1 (the earliest draft's number)" in html.unescape(text)
     definitions = [
         json.loads(html.unescape(d)) for d in re.findall(r'<pre class="mcp-json definition">(.*?)</pre>', text, re.S)
     ]

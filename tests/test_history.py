@@ -216,6 +216,17 @@ def test_queries_sources_and_rate_overrides_are_part_of_the_tools_history() -> N
     assert source.changes["source testapp.Integration.search_fields"] == [None, ["name"]]
 
 
+def test_generated_schemas_are_left_out_of_the_history_of_the_configuration_they_come_from() -> None:
+    tool = Tool.objects.create(name="groups", kind="model_query")
+    ModelQuery.objects.create(tool=tool, model="auth.Group", output_fields=["id", "name"])
+    tool.refresh_from_db()
+    assert tool.input_schema["properties"] and tool.output_schema  # regenerated and saved with the query
+
+    changes = [e.changes for e in entries("groups")]
+    assert any("query.output_fields" in c for c in changes)
+    assert not any(key.endswith("_schema") for c in changes for key in c), changes
+
+
 def test_a_rate_override_saved_in_its_admin_is_credited_to_the_admin(admin_client: Any) -> None:
     tool = adder()
     group = Group.objects.create(name="staff")

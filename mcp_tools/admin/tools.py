@@ -317,8 +317,7 @@ class ToolAdmin(ToolHistoryAdmin):
 
 def is_generated(tool: Tool | None) -> bool:
     """Whether the tool's schemas are generated (a model query, search, fetch or API action) rather than edited."""
-    generated = (Tool.Kind.MODEL_QUERY, Tool.Kind.API_ACTION)
-    return tool is not None and (tool.kind in generated or tool.searches_models)
+    return tool is not None and tool.schemas_generated
 
 
 def unconfigured(tool: Tool) -> Any:

@@ -343,5 +343,12 @@ def definitions(tool: Tool) -> list[tuple[list[str], str]]:
     grouped: dict[str, list[str]] = {}
     for revision in sorted((*v.LEGACY, *v.MODERN), reverse=True):
         text = pretty(json.loads(definition_json(entry, revision)))
-        grouped.setdefault(text, []).append(str(revision.wire))
+        grouped.setdefault(text, []).append(revision_label(revision))
     return [(revisions, text) for text, revisions in grouped.items()]
+
+
+def revision_label(revision: v.Revision) -> str:
+    """How the page names a revision: its date, or the number the earliest draft used instead."""
+    if isinstance(revision.wire, str):
+        return revision.wire
+    return str(_("%(wire)s (the earliest draft's number)") % {"wire": revision.wire})

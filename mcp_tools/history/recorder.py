@@ -56,8 +56,17 @@ class Tracked:
     related: tuple[str, ...] = ()
 
 
+def _tool_values(tool: Tool) -> dict[str, Any]:
+    values = _values(tool)
+    if tool.schemas_generated:
+        # Derived from the configuration recorded beside them; repeating them would bury the change.
+        values.pop("input_schema", None)
+        values.pop("output_schema", None)
+    return values
+
+
 TRACKED: dict[type[models.Model], Tracked] = {
-    Tool: Tracked(_values),
+    Tool: Tracked(_tool_values),
     ModelQuery: Tracked(lambda q: _values(q, "query.")),
     SearchSource: Tracked(lambda s: _values(s, f"source {s.model}.")),
     UserGrant: Tracked(lambda g: {f"user grant: {_related(g, 'user')}": "granted"}, False, ("user",)),

@@ -5,6 +5,7 @@ from mcp_tools.models.sessions import ClientSession
 from mcp_tools.models.sources import SearchSource
 from mcp_tools.models.tokens import AccessToken, AccessTokenManager, hash_token
 from mcp_tools.models.tools import (
+    GENERATED_KINDS,
     HINT_FIELDS,
     GroupGrant,
     ModelQuery,
@@ -16,6 +17,7 @@ from mcp_tools.models.tools import (
 )
 
 __all__ = [
+    "GENERATED_KINDS",
     "HINT_FIELDS",
     "AccessToken",
     "AccessTokenManager",

@@ -27,6 +27,10 @@ HINT_FIELDS = {
 DERIVE = _("Unknown: derived from what the tool does.")
 
 
+#: Kinds whose schemas are generated from their configuration (a model, search sources, an API action).
+GENERATED_KINDS = frozenset({"model_query", "search", "fetch", "api_action"})
+
+
 def default_input_schema() -> dict[str, Any]:
     return {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -117,6 +121,11 @@ class Tool(models.Model):
         """The hints set on the row; unset ones are derived from what the tool does (see tools.hints)."""
         hints = {wire: getattr(self, attr) for attr, wire in HINT_FIELDS.items()}
         return {wire: value for wire, value in hints.items() if value is not None}
+
+    @property
+    def schemas_generated(self) -> bool:
+        """Whether the schemas derive from what the tool runs (see GENERATED_KINDS) rather than being edited."""
+        return self.kind in GENERATED_KINDS
 
     @property
     def searches_models(self) -> bool:

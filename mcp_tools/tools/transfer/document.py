@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_tools.models import SearchSource, Tool
+from mcp_tools.models import GENERATED_KINDS, SearchSource, Tool
 
 FORMAT = "django-mcp-tools"
 VERSION = 1
@@ -24,7 +24,7 @@ MAX_MESSAGE = 300  # characters of one problem: a message may quote a value from
 
 HINTS = ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint")
 # Kinds whose schemas are generated on the site (from the query, sources or API action): never in the file.
-GENERATED = (Tool.Kind.MODEL_QUERY, Tool.Kind.SEARCH, Tool.Kind.FETCH, Tool.Kind.API_ACTION)
+GENERATED = GENERATED_KINDS
 
 STR, BOOL, INT, STRS, OBJ, LIST = "a string", "true or false", "an integer", "a list of strings", "an object", "a list"
 NULLABLE = frozenset({"input_schema", "output_schema", "timeout_seconds", "query", *HINTS})

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from mcp_tools.history import recording
 from project.shop.demo_data import seed
 from project.shop.demo_grants import Grants
 
@@ -38,6 +39,7 @@ class Command(BaseCommand):
             help=f"Where the site is served, for the addresses printed with --token (default {DEFAULT_BASE_URL}).",
         )
 
+    @recording(source="seed_demo")
     def handle(self, *args: Any, **options: Any) -> None:
         base = base_url(options["base_url"])
         result = seed()
