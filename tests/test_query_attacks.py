@@ -222,6 +222,8 @@ ATTACKS: list[tuple[str, str, Arguments, Any]] = [
         {"price__gte": {"$gt": 0}},
         Invalid("price__gte: {'$gt': 0} is not of type 'number', 'string'"),
     ),
+    # A decimal is a number or a string of digits: text of the right type is told what it lacks.
+    ("text for a decimal", "items", {"price__gte": "cheap"}, Invalid("price__gte: 'cheap' does not match ")),
     ("boolean for an integer", "items", {"quantity": True}, Invalid("quantity: True is not of type 'integer'")),
     ("NaN as text", "items", {"price__gte": "NaN"}, Invalid("price__gte: 'NaN' does not match")),
     ("Infinity as text", "items", {"price__gte": "Infinity"}, Invalid("price__gte: 'Infinity' does not match")),

@@ -70,4 +70,25 @@ class SchemaCheck:
         """None when ``value`` fits; otherwise the first jsonschema ValidationError."""
         if self.fast is not None and isinstance(value, dict) and self.fast(value):
             return None
-        return next(iter(self.validator.iter_errors(value)), None)
+        error = next(iter(self.validator.iter_errors(value)), None)
+        return None if error is None else readable(error)
+
+
+def readable(error: Any) -> Any:
+    """An ``anyOf`` failure told by the member the value's type fits, or as the types no member takes.
+
+    Nullable values and decimals are ``anyOf`` schemas; "is not valid under any of the given schemas" says
+    nothing a caller can act on.
+    """
+    if error.validator != "anyOf" or not error.context:
+        return error
+    fitting = [member for member in error.context if member.validator != "type"]
+    if fitting:
+        return readable(fitting[0])
+    types = [t for member in error.context for t in _as_list(member.validator_value)]
+    error.message = f"{error.instance!r} is not of type {', '.join(map(repr, types))}"
+    return error
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
