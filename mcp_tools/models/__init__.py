@@ -1,6 +1,6 @@
 """The app's models: tools and their configuration, access tokens, HTTP sessions, the audit trail."""
 
-from mcp_tools.models.records import ChangeCounter, ToolCall, ToolChange
+from mcp_tools.models.records import ChangeCounter, RunningCall, ToolCall, ToolChange
 from mcp_tools.models.sessions import ClientSession
 from mcp_tools.models.sources import SearchSource
 from mcp_tools.models.tokens import AccessToken, AccessTokenManager, hash_token
@@ -26,6 +26,7 @@ __all__ = [
     "GroupGrant",
     "ModelQuery",
     "RateLimitOverride",
+    "RunningCall",
     "SearchSource",
     "Tool",
     "ToolCall",

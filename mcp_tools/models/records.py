@@ -1,4 +1,5 @@
-"""What the app records about its own running: the audit trail of calls and the change counters."""
+"""What the app records about its own running: the audit trail of calls, the change counters and the
+calls in flight that the admin shows."""
 
 from __future__ import annotations
 
@@ -113,3 +114,40 @@ class ToolChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool_name} {self.action} by {self.username or '-'}"
+
+
+class RunningCall(models.Model):
+    """A call that has run for a while in one worker process, shown in the admin, which may cancel it.
+
+    Rows are kept by the process that runs the call: written once the call is old enough to be worth
+    showing, renewed while it runs (``seen_at``), deleted when it ends. A process that died leaves rows that
+    stop being renewed; they are stale and pruned.
+    """
+
+    process = models.CharField(_("process"), max_length=64, db_index=True)
+    key = models.CharField(_("call"), max_length=64)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("user"),
+    )
+    username = models.CharField(_("username"), max_length=150, blank=True)
+    tool_name = models.CharField(_("tool"), max_length=128)
+    transport = models.CharField(_("transport"), max_length=16, blank=True)
+    session_id = models.CharField(_("session"), max_length=64, blank=True)
+    started_at = models.DateTimeField(_("started"))
+    seen_at = models.DateTimeField(_("last seen"), db_index=True)
+    cancel_requested_at = models.DateTimeField(_("cancel requested"), null=True, blank=True)
+
+    class Meta:
+        ordering: ClassVar = ["started_at"]
+        verbose_name = _("call in flight")
+        verbose_name_plural = _("calls in flight")
+        constraints: ClassVar = [models.UniqueConstraint(fields=["process", "key"], name="mcp_running_call_key")]
+        permissions: ClassVar = [("cancel_runningcall", _("Can cancel calls in flight"))]
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} by {self.username or '-'}"

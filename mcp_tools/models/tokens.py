@@ -12,6 +12,8 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from mcp_tools.validators import validate_rate
+
 
 def hash_token(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
@@ -41,6 +43,13 @@ class AccessToken(models.Model):
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     expires_at = models.DateTimeField(_("expires"), null=True, blank=True)
     last_used_at = models.DateTimeField(_("last used"), null=True, blank=True, editable=False)
+    rate_limit = models.CharField(
+        _("rate limit"),
+        max_length=32,
+        blank=True,
+        validators=[validate_rate],
+        help_text=_('Calls made with this token across every tool, e.g. "60/m". Blank: only the tools\' rates.'),
+    )
 
     objects = AccessTokenManager()
 

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.dispatch import Signal
 from django.utils.translation import gettext_lazy as _
@@ -103,6 +104,16 @@ class Tool(models.Model):
     )
     timeout_seconds = models.PositiveIntegerField(
         _("timeout (seconds)"), null=True, blank=True, help_text=_("Blank: the site default.")
+    )
+    max_concurrent_calls = models.PositiveIntegerField(
+        _("concurrent calls per user"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text=_(
+            "At most this many calls of this tool run at once for one user, across all their sessions."
+            " Blank: the site's MAX_CALLS_PER_USER, shared with the user's other tools."
+        ),
     )
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
