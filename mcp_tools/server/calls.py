@@ -28,7 +28,7 @@ from mcp_tools.protocol.versions import Revision
 from mcp_tools.server.progress import ProgressSender
 from mcp_tools.server.session import InFlight, Session
 from mcp_tools.tools.catalog import catalog
-from mcp_tools.tools.content import CallResult, Unsendable
+from mcp_tools.tools.content import CallResult, MalformedContent, Unsendable
 from mcp_tools.tools.context import CallCancelled, Context
 from mcp_tools.tools.entries import Entry
 from mcp_tools.tools.executors import execute
@@ -37,6 +37,7 @@ from mcp_tools.tools.snapshot import Snapshot
 logger = logging.getLogger("mcp_tools")
 GENERIC_FAILURE = "The tool failed with an internal error."
 UNSENDABLE = "The tool returned a value that cannot be sent as JSON."
+MALFORMED = "The tool returned a content block that clients cannot read."
 TOO_DEEP = "The result is nested deeper than {} levels."
 # Deeper than this, common JSON parsers on the client side (serde_json stops at 128) refuse a message.
 MAX_RESULT_DEPTH = 100
@@ -206,6 +207,9 @@ class Call:
         except CallCancelled:
             # The tool saw its cancellation (ctx.check_cancelled()): the call ends as cancelled, unanswered.
             raise asyncio.CancelledError from None
+        except MalformedContent as exc:
+            logger.error("Tool %s returned a content block that clients cannot read: %s", entry.name, exc)
+            return CallResult([{"type": "text", "text": MALFORMED}], is_error=True)
         except Unsendable as exc:
             logger.error("Tool %s returned a value that cannot be sent as JSON: %s", entry.name, exc)
             return CallResult([{"type": "text", "text": UNSENDABLE}], is_error=True)

@@ -18,7 +18,11 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
 
 
 class Unsendable(Exception):
-    """A tool produced a value that cannot be sent as JSON, or content blocks that clients cannot read."""
+    """A tool produced a value that cannot be sent as JSON."""
+
+
+class MalformedContent(Unsendable):
+    """A tool produced a content block that clients cannot read."""
 
 
 class Content(dict[str, Any]):

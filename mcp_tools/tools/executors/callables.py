@@ -7,7 +7,15 @@ from typing import Any
 from channels.db import database_sync_to_async
 
 from mcp_tools.tools import encoding
-from mcp_tools.tools.content import NO_STRUCTURED, CallResult, Content, ToolResult, Unsendable, block_problem
+from mcp_tools.tools.content import (
+    NO_STRUCTURED,
+    CallResult,
+    Content,
+    MalformedContent,
+    ToolResult,
+    Unsendable,
+    block_problem,
+)
 from mcp_tools.tools.context import Context
 from mcp_tools.tools.entries import Entry
 from mcp_tools.tools.registry import RegisteredTool, registry
@@ -24,6 +32,8 @@ async def run(entry: Entry, arguments: dict[str, Any], ctx: Context) -> CallResu
         value = await database_sync_to_async(registered.func, thread_sensitive=False)(**kwargs)
     try:
         return to_result(value, registered, entry.spec.output_schema is not None)
+    except MalformedContent:
+        raise
     except (TypeError, ValueError, RecursionError) as exc:
         raise Unsendable(f"{type(exc).__name__}: {exc}") from None
 
@@ -58,7 +68,7 @@ def _blocks(blocks: Any) -> list[dict[str, Any]]:
     plain_blocks = [encoding.plain(block) for block in blocks]
     problem = next(filter(None, map(block_problem, plain_blocks)), None)
     if problem is not None:
-        raise TypeError(problem)
+        raise MalformedContent(problem)
     return plain_blocks
 
 
