@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -20,12 +20,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_tools.server.calls import MALFORMED, MAX_RESULT_DEPTH, TOO_DEEP, UNSENDABLE
 from mcp_tools.server.progress import ELLIPSIS, MAX_MESSAGE_CHARS
 from tests.live.servers import ROOT, ServerProcess
-from tests.live.sites import Site
+from tests.live.sites import Site, sqlite_switches
 from tests.live.websocket_client import MCPWebSocket, mcp_websocket
 
 pytest_plugins = ["tests.live.fixtures"]
 pytestmark = pytest.mark.live
 
+SETTINGS = "tests.settings_misbehaving"
 TIMEOUT = 10
 LATEST = "2025-11-25"
 MODES = ["auto", "legacy"]
@@ -44,6 +45,21 @@ IDS = ["nan", "infinity", "object", "bytes", "malformed-block", "too-deep", "dee
 HUGE_MESSAGE = 100_000
 CUT_MESSAGE = "x" * (MAX_MESSAGE_CHARS - 1) + ELLIPSIS
 Seen = list[tuple[float, float | None, str | None]]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
+    """A seeded SQLite site whose tools include those of ``tests.misbehaving``."""
+    workdir = tmp_path_factory.mktemp("misbehaving")
+    prepared = Site(workdir, sqlite_switches(workdir), settings=SETTINGS)
+    prepared.prepare()
+    return prepared
+
+
+@pytest.fixture(scope="module")
+def server(site: Site) -> Iterator[ServerProcess]:
+    with site.serve("server") as (started,):
+        yield started
 
 
 @asynccontextmanager
@@ -106,30 +122,30 @@ def progress_of(client: MCPWebSocket, token: Any) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(("name", "arguments", "message", "logged"), CASES, ids=IDS)
 async def test_bad_output_over_http_ends_the_call_clearly_and_the_session_carries_on(
-    uvicorn_server: ServerProcess, live_site: Site, mode: str, name: str, arguments: Any, message: str, logged: str
+    server: ServerProcess, site: Site, mode: str, name: str, arguments: Any, message: str, logged: str
 ):
-    start = len(uvicorn_server.log())
-    async with http_client(uvicorn_server, live_site.seeded.token, mode) as client:
+    start = len(server.log())
+    async with http_client(server, site.seeded.token, mode) as client:
         result = await call(client, name, arguments)
         assert texts(result) == ([message], True)
         assert await adds(client)
-    assert logged in uvicorn_server.log()[start:]
+    assert logged in server.log()[start:]
 
 
 @pytest.mark.parametrize(("name", "arguments", "message", "logged"), CASES, ids=IDS)
 async def test_bad_output_over_websocket_ends_the_call_clearly_and_the_session_carries_on(
-    uvicorn_server: ServerProcess, live_site: Site, name: str, arguments: Any, message: str, logged: str
+    server: ServerProcess, site: Site, name: str, arguments: Any, message: str, logged: str
 ):
-    start = len(uvicorn_server.log())
-    async with mcp_websocket(uvicorn_server.ws_url(), live_site.seeded.token) as client:
+    start = len(server.log())
+    async with mcp_websocket(server.ws_url(), site.seeded.token) as client:
         await client.initialize(LATEST)
         assert ws_text(await ws_call(client, name, arguments)) == (message, True)
         assert ws_text(await ws_call(client, "add", {"a": 2, "b": 3})) == ("5", False)
-    assert logged in uvicorn_server.log()[start:]
+    assert logged in server.log()[start:]
 
 
-async def test_bad_output_over_stdio_ends_each_call_clearly_and_the_process_keeps_serving(live_site: Site):
-    async with stdio_client(live_site) as client:
+async def test_bad_output_over_stdio_ends_each_call_clearly_and_the_process_keeps_serving(site: Site):
+    async with stdio_client(site) as client:
         for name, arguments, message, _logged in CASES:
             assert texts(await call(client, name, arguments)) == ([message], True), name
             assert await adds(client), name
@@ -140,34 +156,32 @@ async def test_bad_output_over_stdio_ends_each_call_clearly_and_the_process_keep
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_huge_progress_message_reaches_an_sdk_client_cut_to_the_cap(
-    uvicorn_server: ServerProcess, live_site: Site, mode: str
+    server: ServerProcess, site: Site, mode: str
 ):
     seen: Seen = []
-    async with http_client(uvicorn_server, live_site.seeded.token, mode) as client:
+    async with http_client(server, site.seeded.token, mode) as client:
         result = await call(client, "chatty_progress", {"size": HUGE_MESSAGE}, seen)
         assert texts(result) == (["reported"], False)
         assert await adds(client)
     assert seen == [(1, 2, CUT_MESSAGE)]
-    assert f"progress message of {HUGE_MESSAGE} characters cut to {MAX_MESSAGE_CHARS}" in uvicorn_server.log()
+    assert f"progress message of {HUGE_MESSAGE} characters cut to {MAX_MESSAGE_CHARS}" in server.log()
 
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_progress_that_is_not_a_finite_number_is_dropped_and_the_rest_arrives(
-    uvicorn_server: ServerProcess, live_site: Site, mode: str
+    server: ServerProcess, site: Site, mode: str
 ):
     seen: Seen = []
-    async with http_client(uvicorn_server, live_site.seeded.token, mode) as client:
+    async with http_client(server, site.seeded.token, mode) as client:
         result = await call(client, "nan_progress", {}, seen)
         assert texts(result) == (["reported"], False)
         assert await adds(client)
     assert seen == [(1, 1, "finite")]
-    assert "Tool nan_progress: progress notification dropped: progress is not a finite number" in uvicorn_server.log()
+    assert "Tool nan_progress: progress notification dropped: progress is not a finite number" in server.log()
 
 
-async def test_progress_over_websocket_is_cut_or_dropped_and_never_breaks_the_stream(
-    uvicorn_server: ServerProcess, live_site: Site
-):
-    async with mcp_websocket(uvicorn_server.ws_url(), live_site.seeded.token) as client:
+async def test_progress_over_websocket_is_cut_or_dropped_and_never_breaks_the_stream(server: ServerProcess, site: Site):
+    async with mcp_websocket(server.ws_url(), site.seeded.token) as client:
         await client.initialize(LATEST)
         huge = await ws_call(client, "chatty_progress", {"size": HUGE_MESSAGE}, token="huge")
         nan = await ws_call(client, "nan_progress", {}, token="nan")
@@ -177,10 +191,10 @@ async def test_progress_over_websocket_is_cut_or_dropped_and_never_breaks_the_st
     assert progress_of(client, "nan") == [{"progressToken": "nan", "progress": 1, "total": 1, "message": "finite"}]
 
 
-async def test_progress_over_stdio_is_cut_or_dropped_and_the_process_keeps_serving(live_site: Site):
+async def test_progress_over_stdio_is_cut_or_dropped_and_the_process_keeps_serving(site: Site):
     huge: Seen = []
     nan: Seen = []
-    async with stdio_client(live_site) as client:
+    async with stdio_client(site) as client:
         assert texts(await call(client, "chatty_progress", {"size": HUGE_MESSAGE}, huge)) == (["reported"], False)
         assert texts(await call(client, "nan_progress", {}, nan)) == (["reported"], False)
         assert await adds(client)
@@ -189,9 +203,9 @@ async def test_progress_over_stdio_is_cut_or_dropped_and_the_process_keeps_servi
 
 @pytest.mark.parametrize("mode", ["thread", "task"])
 async def test_progress_after_the_result_is_never_sent_and_never_troubles_the_tool(
-    uvicorn_server: ServerProcess, live_site: Site, mode: str
+    server: ServerProcess, site: Site, mode: str
 ):
-    async with mcp_websocket(uvicorn_server.ws_url(), live_site.seeded.token) as client:
+    async with mcp_websocket(server.ws_url(), site.seeded.token) as client:
         await client.initialize(LATEST)
         answered = await ws_call(client, "late_progress", {"mode": mode}, token="late")
         released = await ws_call(client, "release_late_progress", {})
@@ -199,24 +213,22 @@ async def test_progress_after_the_result_is_never_sent_and_never_troubles_the_to
         assert ws_text(await ws_call(client, "add", {"a": 2, "b": 3})) == ("5", False)
     assert (ws_text(answered), ws_text(released)) == (("answered", False), ("reported quietly", False))
     assert progress_of(client, "late") == [{"progressToken": "late", "progress": 1, "total": 2, "message": "in time"}]
-    assert "Tool late_progress: progress reported after the call ended was dropped" in uvicorn_server.log()
+    assert "Tool late_progress: progress reported after the call ended was dropped" in server.log()
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_an_sdk_client_hears_no_progress_after_the_result(
-    uvicorn_server: ServerProcess, live_site: Site, mode: str
-):
+async def test_an_sdk_client_hears_no_progress_after_the_result(server: ServerProcess, site: Site, mode: str):
     seen: Seen = []
-    async with http_client(uvicorn_server, live_site.seeded.token, mode) as client:
+    async with http_client(server, site.seeded.token, mode) as client:
         assert texts(await call(client, "late_progress", {"mode": "thread"}, seen)) == (["answered"], False)
         assert texts(await call(client, "release_late_progress", {})) == (["reported quietly"], False)
         assert await adds(client)
     assert seen == [(1, 2, "in time")]
 
 
-async def test_an_sdk_client_over_stdio_hears_no_progress_after_the_result(live_site: Site):
+async def test_an_sdk_client_over_stdio_hears_no_progress_after_the_result(site: Site):
     seen: Seen = []
-    async with stdio_client(live_site) as client:
+    async with stdio_client(site) as client:
         assert texts(await call(client, "late_progress", {"mode": "task"}, seen)) == (["answered"], False)
         assert texts(await call(client, "release_late_progress", {})) == (["reported quietly"], False)
         assert await adds(client)

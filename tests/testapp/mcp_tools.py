@@ -157,7 +157,3 @@ async def open_gate() -> str:
     gate.open()
     gate.reset()
     return "opened"
-
-
-# Registered here, where autodiscovery looks, from a module of their own.
-from tests.testapp import misbehaving  # noqa: E402, F401
