@@ -36,12 +36,13 @@ CASES = [
     ("nan_result", {}, UNSENDABLE, "Tool nan_result returned a value that cannot be sent as JSON"),
     ("infinite_structured", {}, UNSENDABLE, "Tool infinite_structured returned a value that cannot be sent as JSON"),
     ("opaque_object", {}, UNSENDABLE, "Object of type object is not JSON serializable"),
+    ("opaque_key", {}, UNSENDABLE, "Keys of type object are not JSON serializable"),
     ("opaque_structured", {}, UNSENDABLE, "Object of type bytes is not JSON serializable"),
     ("malformed_block", {}, MALFORMED, "a text block lacks the string fields text"),
     ("deep_value", {"depth": MAX_RESULT_DEPTH + 10}, TOO_DEEP.format(MAX_RESULT_DEPTH), "nested deeper than"),
     ("deep_value", {"depth": 5000}, UNSENDABLE, "Tool deep_value returned a value that cannot be sent as JSON"),
 ]
-IDS = ["nan", "infinity", "object", "bytes", "malformed-block", "too-deep", "deeper-than-python"]
+IDS = ["nan", "infinity", "object", "object-key", "bytes", "malformed-block", "too-deep", "deeper-than-python"]
 HUGE_MESSAGE = 100_000
 CUT_MESSAGE = "x" * (MAX_MESSAGE_CHARS - 1) + ELLIPSIS
 Seen = list[tuple[float, float | None, str | None]]

@@ -34,6 +34,12 @@ def opaque_object() -> dict[str, Any]:
 
 
 @tool
+def opaque_key() -> dict[Any, int]:
+    """Return a mapping keyed by an object, whose repr must not become a key."""
+    return {object(): 1}
+
+
+@tool
 def opaque_structured() -> ToolResult:
     """A ToolResult whose structured content holds bytes."""
     return ToolResult(content=[text("fine")], structured={"raw": b"\x00secret"})
