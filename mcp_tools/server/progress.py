@@ -25,7 +25,10 @@ _encode = compact_encoder(allow_nan=False, default=_refuse)
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    # Integers are finite however large (math.isfinite would overflow on them); the size cap bounds them.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return isinstance(value, int) or math.isfinite(value)
 
 
 class ProgressSender:
