@@ -73,6 +73,9 @@ def _database(url: str | None) -> dict[str, object]:
         "PORT": parts.port or 5432,
         # One test database per run, so that runs sharing the server never collide.
         "TEST": {"NAME": f"test_mcp_tools_{os.getpid()}"},
+        # Live servers keep connections as the deployment docs recommend; the in-process tests close them.
+        "CONN_MAX_AGE": int(os.environ.get("MCP_TEST_CONN_MAX_AGE") or 0),
+        "CONN_HEALTH_CHECKS": os.environ.get("MCP_TEST_CONN_HEALTH_CHECKS", "1") == "1",
     }
 
 

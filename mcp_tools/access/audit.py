@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from mcp_tools.access.audit_arguments import UNSTORABLE, storable_text
 from mcp_tools.conf import mcp_settings
+from mcp_tools.connections import retried
 from mcp_tools.loops import PerLoop
 
 logger = logging.getLogger("mcp_tools")
@@ -128,6 +129,13 @@ def as_values(row: dict[str, Any]) -> Row:
 
 
 def _insert(rows: list[Row]) -> None:
+    """Insert ``rows``; a connection lost since the last write (a database restart) is replaced once."""
+    from mcp_tools.models import ToolCall
+
+    retried(_insert_on, router.db_for_write(ToolCall))(rows)
+
+
+def _insert_on(rows: list[Row]) -> None:
     try:
         _execute_many(rows)
     except IntegrityError:

@@ -7,11 +7,15 @@ import logging
 import time
 from typing import Any
 
+from django.db import InterfaceError, OperationalError
+
 from mcp_tools.access import credentials, permissions, ratelimit
 from mcp_tools.access.audit import audit_log
 from mcp_tools.access.audit_arguments import stored_arguments
 from mcp_tools.conf import mcp_settings
+from mcp_tools.connections import connection_lost, log_lost
 from mcp_tools.exceptions import (
+    DatabaseUnavailable,
     InvalidArguments,
     InvalidParams,
     MissingClientCapability,
@@ -35,6 +39,7 @@ from mcp_tools.tools.snapshot import Snapshot
 
 logger = logging.getLogger("mcp_tools")
 GENERIC_FAILURE = "The tool failed with an internal error."
+DATABASE_UNAVAILABLE = DatabaseUnavailable.default_message
 Outcome = ToolCall.Outcome
 PROGRESS = "notifications/progress"
 
@@ -75,15 +80,21 @@ class Call:
             await self.audit()
 
     async def _answer(self) -> dict[str, Any]:
-        snapshot = await catalog.get()
         try:
-            result = await self.result(snapshot)
+            result = await self.result(await catalog.get())
         except InvalidArguments as exc:
             self.outcome, self.message = Outcome.INVALID, str(exc)
             return errors.invalid_arguments(str(exc), self.revision)
         except Refused as exc:
             self.outcome, self.message = exc.outcome, str(exc)
             result = CallResult([{"type": "text", "text": str(exc)}], is_error=True, value=str(exc))
+        except (OperationalError, InterfaceError) as exc:
+            if not connection_lost(exc):
+                raise
+            # The thread that met it has closed the lost connection: the next call connects anew.
+            log_lost(exc, f"calling {self.name}")
+            self.outcome, self.message = Outcome.ERROR, DATABASE_UNAVAILABLE
+            result = CallResult([{"type": "text", "text": DATABASE_UNAVAILABLE}], is_error=True)
         if result.is_error and self.outcome == Outcome.OK:
             self.outcome = Outcome.ERROR
             self.message = " ".join(b.get("text", "") for b in result.content if b.get("type") == "text")
@@ -197,7 +208,9 @@ class Call:
         except CallCancelled:
             # The tool saw its cancellation (ctx.check_cancelled()): the call ends as cancelled, unanswered.
             raise asyncio.CancelledError from None
-        except Exception:
+        except Exception as exc:
+            if connection_lost(exc):
+                raise
             logger.error("Tool %s failed", entry.name, exc_info=bool(mcp_settings.LOG_TRACEBACKS))
             return CallResult([{"type": "text", "text": GENERIC_FAILURE}], is_error=True)
         return check_output(entry, result)

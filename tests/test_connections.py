@@ -1,0 +1,95 @@
+"""Telling a lost database connection from other database errors, and retrying once on a fresh one."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import psycopg
+import pytest
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, InterfaceError, OperationalError, connections, transaction
+
+from mcp_tools.connections import connection_lost, retried
+from tests.db import lost_connection
+
+
+def caused(error: type[Exception], cause: Exception) -> Exception:
+    exc = error(str(cause))
+    exc.__cause__ = cause
+    return exc
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        lost_connection(),
+        lost_connection(psycopg.errors.CannotConnectNow("the database system is starting up")),
+        lost_connection(psycopg.errors.ConnectionFailure("connection failure")),
+        lost_connection(psycopg.OperationalError("server closed the connection unexpectedly")),
+        lost_connection(psycopg.OperationalError('connection to server at "127.0.0.1", port 5432 failed')),
+        InterfaceError("connection already closed"),
+    ],
+    ids=["terminated", "starting-up", "class-08", "closed-unexpectedly", "refused", "interface"],
+)
+def test_a_lost_or_refused_connection_is_told_apart(exc: Exception) -> None:
+    assert connection_lost(exc) is True
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        caused(OperationalError, psycopg.errors.QueryCanceled("canceling statement due to statement timeout")),
+        caused(OperationalError, psycopg.errors.DeadlockDetected("deadlock detected")),
+        caused(OperationalError, sqlite3.OperationalError("database is locked")),
+        caused(IntegrityError, psycopg.errors.UniqueViolation("duplicate key")),
+        OperationalError("no cause"),
+        ValueError("not a database error"),
+    ],
+    ids=["statement-timeout", "deadlock", "sqlite-locked", "integrity", "no-cause", "other"],
+)
+def test_other_errors_are_not_a_lost_connection(exc: Exception) -> None:
+    assert connection_lost(exc) is False
+
+
+class Flaky:
+    """Fails its first ``failures`` calls with ``error``, then answers; counts the calls."""
+
+    def __init__(self, error: Exception, failures: int = 1) -> None:
+        self.error, self.failures, self.calls = error, failures, 0
+
+    def __call__(self, value: Any) -> Any:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise self.error
+        return value
+
+
+@pytest.mark.django_db(transaction=True)
+def test_work_that_lost_its_connection_runs_once_more_on_a_fresh_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    closed: list[str] = []
+    monkeypatch.setattr(connections[DEFAULT_DB_ALIAS], "close", lambda: closed.append("closed"))
+    flaky = Flaky(lost_connection())
+
+    assert retried(flaky, DEFAULT_DB_ALIAS)("answer") == "answer"
+    assert (flaky.calls, closed) == (2, ["closed"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_lost_twice_in_a_row_is_not_retried_again() -> None:
+    flaky = Flaky(lost_connection(), failures=2)
+
+    with pytest.raises(OperationalError):
+        retried(flaky, DEFAULT_DB_ALIAS)("answer")
+    assert flaky.calls == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_other_database_errors_and_work_inside_a_transaction_are_not_retried() -> None:
+    timed_out = Flaky(caused(OperationalError, psycopg.errors.QueryCanceled("statement timeout")))
+    in_transaction = Flaky(lost_connection())
+
+    with pytest.raises(OperationalError):
+        retried(timed_out, DEFAULT_DB_ALIAS)("answer")
+    with pytest.raises(OperationalError), transaction.atomic():
+        retried(in_transaction, DEFAULT_DB_ALIAS)("answer")
+    assert (timed_out.calls, in_transaction.calls) == (1, 1)

@@ -1,0 +1,189 @@
+"""PostgreSQL dropping a live server's connections: busy ones mid-call, idle ones between calls.
+
+One uvicorn process on a private PostgreSQL database, with persistent connections and health checks as
+the deployment docs recommend, driven by the official SDK client. A trigger makes the inserts of accounts
+named ``slow-...`` wait in ``pg_sleep``, so that a model-query write holds its connection while the test
+ends every backend of the database, as ``pg_terminate_backend``, a failover or a restart does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from mcp_tools.server.calls import DATABASE_UNAVAILABLE
+from tests.live import services
+from tests.live.backends import execute, query, terminate_backends, wait_for_sleeper
+from tests.live.servers import ServerProcess
+from tests.live.sites import Site, postgres_database
+
+pytest_plugins = ["tests.live.fixtures"]
+pytestmark = pytest.mark.live
+
+TIMEOUT = 20
+SLOW_INSERTS = """
+CREATE FUNCTION slow_accounts() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.name LIKE 'slow-%' THEN PERFORM pg_sleep(60); END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER slow_accounts BEFORE INSERT ON testapp_account FOR EACH ROW EXECUTE FUNCTION slow_accounts();
+"""
+
+
+@dataclass(frozen=True)
+class PostgresSite:
+    """A live server on a private PostgreSQL database: alice's token and the database's own URL."""
+
+    server: ServerProcess
+    token: str
+    url: str
+
+
+@pytest.fixture(scope="module")
+def postgres_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """The site, seeded with the query data, its inserts of ``slow-...`` accounts slowed by the trigger."""
+    server_url = services.postgres_url()
+    if server_url is None:
+        services.unavailable("Needs PostgreSQL: set MCP_TEST_DATABASE_URL, e.g. postgres://postgres@127.0.0.1/postgres")
+    with postgres_database(server_url) as switches:
+        site = Site(tmp_path_factory.mktemp("db-faults"), {**switches, "MCP_TEST_CONN_MAX_AGE": "60"})
+        site.prepare()
+        site.run("-m", "tests.live.query_data")
+        execute(switches["MCP_TEST_DATABASE_URL"], SLOW_INSERTS)
+        yield site
+
+
+@pytest.fixture(scope="module")
+def checked(postgres_site: Site) -> Iterator[PostgresSite]:
+    """A server keeping connections with health checks, as the deployment docs recommend."""
+    with postgres_site.serve("checked") as (server,):
+        yield PostgresSite(server, postgres_site.seeded.token, postgres_site.switches["MCP_TEST_DATABASE_URL"])
+
+
+@pytest.fixture(scope="module")
+def unchecked(postgres_site: Site) -> Iterator[PostgresSite]:
+    """A server keeping connections without health checks: a connection is found lost only by using it."""
+    site = replace(postgres_site, switches={**postgres_site.switches, "MCP_TEST_CONN_HEALTH_CHECKS": "0"}, servers=[])
+    with site.serve("unchecked") as (server,):
+        yield PostgresSite(server, site.seeded.token, site.switches["MCP_TEST_DATABASE_URL"])
+
+
+@asynccontextmanager
+async def sdk_client(site: PostgresSite) -> AsyncIterator[Client]:
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {site.token}"}, timeout=TIMEOUT)
+    url = site.server.url("/mcp")
+    async with http, Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+        yield client
+
+
+async def create_account(client: Client, name: str) -> types.CallToolResult:
+    return await asyncio.wait_for(client.call_tool("account_create", {"name": name, "tenant": "north"}), TIMEOUT)
+
+
+async def list_items(client: Client) -> types.CallToolResult:
+    return await asyncio.wait_for(client.call_tool("items", {"limit": 5}), TIMEOUT)
+
+
+def assert_created(result: types.CallToolResult, name: str) -> None:
+    assert result.is_error is False, result
+    assert result.structured_content is not None
+    [row] = result.structured_content["results"]
+    assert row["name"] == name
+
+
+def accounts(site: PostgresSite, *names: str) -> set[str]:
+    rows = query(site.url, "SELECT name FROM testapp_account WHERE name = ANY(%s)", list(names))
+    return {name for (name,) in rows}
+
+
+def audited(site: PostgresSite) -> dict[str, tuple[str, str]]:
+    """The outcome and message of every recorded account_create call, by the name it was given."""
+    rows = query(
+        site.url, "SELECT arguments, outcome, message FROM mcp_tools_toolcall WHERE tool_name = %s", "account_create"
+    )
+    return {_arguments(arguments)["name"]: (outcome, message) for arguments, outcome, message in rows}
+
+
+def _arguments(stored: Any) -> dict[str, Any]:
+    return json.loads(stored) if isinstance(stored, str) else stored
+
+
+async def test_a_call_whose_connection_is_cut_gets_a_clear_error_and_writes_nothing(checked: PostgresSite):
+    async with sdk_client(checked) as client:
+        before = await create_account(client, "before-cut")
+        slow = asyncio.ensure_future(create_account(client, "slow-cut"))
+        await asyncio.to_thread(wait_for_sleeper, checked.url, TIMEOUT)
+        ended = await asyncio.to_thread(terminate_backends, checked.url)
+        cut = await slow
+        after = await create_account(client, "after-cut")
+        listed = await list_items(client)
+
+    assert ended >= 2  # the sleeping insert's connection, and at least the audit trail's
+    assert_created(before, "before-cut")
+    assert cut.is_error is True
+    assert cut.content == [types.TextContent(type="text", text=DATABASE_UNAVAILABLE)]
+    assert_created(after, "after-cut")
+    assert listed.is_error is False and listed.structured_content is not None
+    assert len(listed.structured_content["results"]) == 5
+    assert accounts(checked, "before-cut", "slow-cut", "after-cut") == {"before-cut", "after-cut"}
+    assert {name: audited(checked)[name] for name in ("before-cut", "slow-cut", "after-cut")} == {
+        "before-cut": ("ok", ""),
+        "slow-cut": ("error", DATABASE_UNAVAILABLE),
+        "after-cut": ("ok", ""),
+    }
+
+
+async def test_connections_cut_while_idle_are_replaced_before_the_next_calls(checked: PostgresSite):
+    names = [f"idle-{n}" for n in range(6)]
+    async with sdk_client(checked) as client:
+        warmed = [await list_items(client), await create_account(client, "idle-warm")]
+        ended = await asyncio.to_thread(terminate_backends, checked.url)
+        created = [await create_account(client, name) for name in names]
+        listed = await list_items(client)
+
+    assert ended >= 2
+    assert [result.is_error for result in warmed] == [False, False]
+    for result, name in zip(created, names, strict=True):
+        assert_created(result, name)
+    assert listed.is_error is False
+    assert accounts(checked, *names) == set(names)
+    calls = audited(checked)
+    assert {name: calls[name] for name in names} == {name: ("ok", "") for name in names}
+
+
+async def test_without_health_checks_a_lost_idle_connection_fails_at_most_its_call_and_in_band(
+    unchecked: PostgresSite,
+):
+    names = [f"unchecked-{n}" for n in range(6)]
+    async with sdk_client(unchecked) as client:
+        warmed = [await list_items(client), await create_account(client, "unchecked-warm")]
+        ended = await asyncio.to_thread(terminate_backends, unchecked.url)
+        results = [await create_account(client, name) for name in names]
+        listed = [await list_items(client) for _ in range(3)]
+
+    assert ended >= 2
+    assert [result.is_error for result in warmed] == [False, False]
+    unavailable = [types.TextContent(type="text", text=DATABASE_UNAVAILABLE)]
+    created = {name for result, name in zip(results, names, strict=True) if not result.is_error}
+    for result, name in zip(results, names, strict=True):
+        if result.is_error:
+            assert result.content == unavailable
+        else:
+            assert_created(result, name)
+    assert all(result.is_error is False or result.content == unavailable for result in listed)
+    assert accounts(unchecked, *names) == created
+    calls = audited(unchecked)
+    assert {name: calls[name] for name in names} == {
+        name: ("ok", "") if name in created else ("error", DATABASE_UNAVAILABLE) for name in names
+    }
