@@ -1,9 +1,10 @@
-"""PostgreSQL dropping a live server's connections: busy ones mid-call, idle ones between calls.
+"""PostgreSQL dropping a live server's connections: busy ones mid-call, idle ones between calls, a restart.
 
-One uvicorn process on a private PostgreSQL database, with persistent connections and health checks as
-the deployment docs recommend, driven by the official SDK client. A trigger makes the inserts of accounts
-named ``slow-...`` wait in ``pg_sleep``, so that a model-query write holds its connection while the test
-ends every backend of the database, as ``pg_terminate_backend``, a failover or a restart does.
+uvicorn processes on a private PostgreSQL database, with persistent connections (and health checks, as the
+deployment docs recommend, or without), driven by the official SDK client or plain HTTP. A trigger makes
+the inserts of accounts named ``slow-...`` wait in ``pg_sleep``, so that a model-query write holds its
+connection while the test ends every backend of the database, as ``pg_terminate_backend`` or a failover
+does, or restarts a PostgreSQL server of its own.
 """
 
 from __future__ import annotations
@@ -15,15 +16,20 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
+import httpx
 import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from mcp_tools.exceptions import DATABASE_UNAVAILABLE as UNAVAILABLE_CODE
 from mcp_tools.server.calls import DATABASE_UNAVAILABLE
 from tests.live import services
+from tests.live.asgi_http import initialize_params, request
 from tests.live.backends import execute, query, terminate_backends, wait_for_sleeper
+from tests.live.cluster import Cluster
+from tests.live.legacy_http import LATEST, LegacySession
 from tests.live.servers import ServerProcess
 from tests.live.sites import Site, postgres_database
 
@@ -31,6 +37,7 @@ pytest_plugins = ["tests.live.fixtures"]
 pytestmark = pytest.mark.live
 
 TIMEOUT = 20
+HEALTH_POLL_SECONDS = 0.1
 SLOW_INSERTS = """
 CREATE FUNCTION slow_accounts() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -57,11 +64,14 @@ def postgres_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     if server_url is None:
         services.unavailable("Needs PostgreSQL: set MCP_TEST_DATABASE_URL, e.g. postgres://postgres@127.0.0.1/postgres")
     with postgres_database(server_url) as switches:
-        site = Site(tmp_path_factory.mktemp("db-faults"), {**switches, "MCP_TEST_CONN_MAX_AGE": "60"})
-        site.prepare()
-        site.run("-m", "tests.live.query_data")
-        execute(switches["MCP_TEST_DATABASE_URL"], SLOW_INSERTS)
-        yield site
+        yield prepared(Site(tmp_path_factory.mktemp("db-faults"), {**switches, "MCP_TEST_CONN_MAX_AGE": "60"}))
+
+
+def prepared(site: Site) -> Site:
+    site.prepare()
+    site.run("-m", "tests.live.query_data")
+    execute(site.switches["MCP_TEST_DATABASE_URL"], SLOW_INSERTS)
+    return site
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +87,27 @@ def unchecked(postgres_site: Site) -> Iterator[PostgresSite]:
     site = replace(postgres_site, switches={**postgres_site.switches, "MCP_TEST_CONN_HEALTH_CHECKS": "0"}, servers=[])
     with site.serve("unchecked") as (server,):
         yield PostgresSite(server, site.seeded.token, site.switches["MCP_TEST_DATABASE_URL"])
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    """A PostgreSQL server of this module's own, which a test may stop and restart."""
+    cluster = Cluster()
+    try:
+        cluster.create()
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.remove()
+
+
+@pytest.fixture(scope="module")
+def restartable(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresSite]:
+    """A server, with health checks, on a database of the private PostgreSQL server."""
+    with postgres_database(cluster.url) as switches:
+        site = prepared(Site(tmp_path_factory.mktemp("db-restart"), {**switches, "MCP_TEST_CONN_MAX_AGE": "60"}))
+        with site.serve("restartable") as (server,):
+            yield PostgresSite(server, site.seeded.token, switches["MCP_TEST_DATABASE_URL"])
 
 
 @asynccontextmanager
@@ -187,3 +218,83 @@ async def test_without_health_checks_a_lost_idle_connection_fails_at_most_its_ca
     assert {name: calls[name] for name in names} == {
         name: ("ok", "") if name in created else ("error", DATABASE_UNAVAILABLE) for name in names
     }
+
+
+async def healthy_again(http: httpx.AsyncClient, server: ServerProcess) -> httpx.Response:
+    """The first 200 of the health check, which keeps a result for a moment (and has no event to wait for)."""
+    async with asyncio.timeout(TIMEOUT):
+        while True:
+            reply = await http.get(server.url("/mcp/health"))
+            if reply.status_code == 200:
+                return reply
+            await asyncio.sleep(HEALTH_POLL_SECONDS)
+
+
+def create_request(request_id: int, name: str) -> dict[str, Any]:
+    return request(request_id, "tools/call", {"name": "account_create", "arguments": {"name": name, "tenant": "north"}})
+
+
+def tool_text(reply: httpx.Response) -> tuple[bool, str]:
+    """Whether the call's result is an error, and its text."""
+    assert reply.status_code == 200, reply.text
+    result = reply.json()["result"]
+    return result["isError"], result["content"][0]["text"]
+
+
+def assert_unavailable(reply: httpx.Response) -> None:
+    """Refused for the database, whichever step met it first: HTTP 503, a JSON-RPC error or the call's result."""
+    assert reply.status_code in (200, 503), reply.text
+    body = reply.json()
+    if "error" in body:
+        assert body["error"] == {"code": UNAVAILABLE_CODE, "message": DATABASE_UNAVAILABLE}
+    else:
+        assert reply.status_code == 200
+        assert (body["result"]["isError"], body["result"]["content"]) == (
+            True,
+            [{"type": "text", "text": DATABASE_UNAVAILABLE}],
+        )
+
+
+async def test_a_database_restart_fails_the_call_in_flight_and_calls_while_it_is_down_then_all_go_on(
+    restartable: PostgresSite, cluster: Cluster
+):
+    server = restartable.server
+    session = LegacySession(restartable.token)
+    try:
+        await session.initialize(server)
+        before = await session.post(server, create_request(1, "before-restart"))
+        slow = asyncio.ensure_future(session.post(server, create_request(2, "slow-restart")))
+        await asyncio.to_thread(wait_for_sleeper, restartable.url, TIMEOUT)
+        await asyncio.to_thread(cluster.restart)
+        cut = await slow
+        after = await session.post(server, create_request(3, "after-restart"))
+
+        await asyncio.to_thread(cluster.stop)
+        down = [
+            await session.post(server, create_request(4, "while-down")),
+            # A new session: its row cannot be written.
+            await session.http.post(server.url("/mcp"), json=request(0, "initialize", initialize_params(LATEST))),
+        ]
+        health_down = await session.http.get(server.url("/mcp/health"))
+        await asyncio.to_thread(cluster.start)
+        back = await session.post(server, create_request(5, "back-up"))
+        health_back = await healthy_again(session.http, server)
+    finally:
+        await session.aclose()
+
+    assert tool_text(before)[0] is False
+    assert tool_text(cut) == (True, DATABASE_UNAVAILABLE)
+    assert tool_text(after)[0] is False
+    for reply in down:
+        assert_unavailable(reply)
+    assert (health_down.status_code, health_down.json()) == (503, {"status": "unavailable", "failed": ["database"]})
+    assert tool_text(back)[0] is False
+    assert health_back.json() == {"status": "ok"}
+    names = ("before-restart", "slow-restart", "after-restart", "while-down", "back-up")
+    assert accounts(restartable, *names) == {"before-restart", "after-restart", "back-up"}
+    calls = audited(restartable)
+    # The rows of calls that ended while the database was down could not be written (the worker logs them).
+    assert {name: calls[name] for name in ("before-restart", "after-restart", "back-up")} == {
+        name: ("ok", "") for name in ("before-restart", "after-restart", "back-up")
+    }
+    assert calls.get("slow-restart", ("error", DATABASE_UNAVAILABLE)) == ("error", DATABASE_UNAVAILABLE)
