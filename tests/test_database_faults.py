@@ -22,6 +22,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from websockets.exceptions import InvalidStatus
 
 from mcp_tools.exceptions import DATABASE_UNAVAILABLE as UNAVAILABLE_CODE
 from mcp_tools.server.calls import DATABASE_UNAVAILABLE
@@ -32,6 +33,7 @@ from tests.live.cluster import Cluster
 from tests.live.legacy_http import LATEST, LegacySession
 from tests.live.servers import ServerProcess
 from tests.live.sites import Site, postgres_database
+from tests.live.websocket_client import mcp_websocket
 
 pytest_plugins = ["tests.live.fixtures"]
 pytestmark = pytest.mark.live
@@ -276,6 +278,9 @@ async def test_a_database_restart_fails_the_call_in_flight_and_calls_while_it_is
             await session.http.post(server.url("/mcp"), json=request(0, "initialize", initialize_params(LATEST))),
         ]
         health_down = await session.http.get(server.url("/mcp/health"))
+        with pytest.raises(InvalidStatus) as handshake:
+            async with mcp_websocket(server.ws_url(), restartable.token):
+                pass
         await asyncio.to_thread(cluster.start)
         back = await session.post(server, create_request(5, "back-up"))
         health_back = await healthy_again(session.http, server)
@@ -287,6 +292,8 @@ async def test_a_database_restart_fails_the_call_in_flight_and_calls_while_it_is
     assert tool_text(after)[0] is False
     for reply in down:
         assert_unavailable(reply)
+    assert handshake.value.response.status_code == 503
+    assert json.loads(handshake.value.response.body or b"{}")["error"]["message"] == DATABASE_UNAVAILABLE
     assert (health_down.status_code, health_down.json()) == (503, {"status": "unavailable", "failed": ["database"]})
     assert tool_text(back)[0] is False
     assert health_back.json() == {"status": "ok"}

@@ -59,6 +59,7 @@ MODERN_STATUS: dict[type[ProtocolError], int] = {
     MissingClientCapability: 400,
     UnsupportedProtocolVersion: 400,
     Unauthenticated: 401,
+    DatabaseUnavailable: 503,
 }
 
 
