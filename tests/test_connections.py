@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from typing import Any
 
@@ -10,7 +11,11 @@ import pytest
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, InterfaceError, OperationalError, connections, transaction
 
 from mcp_tools.connections import connection_lost, retried
+from mcp_tools.notify import counters
+from mcp_tools.notify.hub import Hub
 from tests.db import lost_connection
+
+TIMEOUT = 10
 
 
 def caused(error: type[Exception], cause: Exception) -> Exception:
@@ -93,3 +98,33 @@ def test_other_database_errors_and_work_inside_a_transaction_are_not_retried() -
     with pytest.raises(OperationalError), transaction.atomic():
         retried(in_transaction, DEFAULT_DB_ALIAS)("answer")
     assert (timed_out.calls, in_transaction.calls) == (1, 1)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_change_counters_poll_outlives_a_lost_connection_and_reads_again_at_its_next_tick(
+    settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "POLL_SECONDS": 0.05}
+    loop = asyncio.get_running_loop()
+    read_again = asyncio.Event()
+    reads: list[str] = []
+    original = counters.read
+
+    def read() -> counters.Counters:
+        reads.append("read")
+        if len(reads) == 1:
+            raise lost_connection()
+        loop.call_soon_threadsafe(read_again.set)
+        return original()
+
+    monkeypatch.setattr(counters, "read", read)
+    hub, holder = Hub(), object()
+    await hub.retain(holder)  # starts the poll, after one read of its own: the one that fails
+    try:
+        await asyncio.wait_for(read_again.wait(), TIMEOUT)
+        polling = hub._poll is not None and not hub._poll.done()
+    finally:
+        hub.release(holder)
+
+    assert reads[:2] == ["read", "read"]
+    assert polling
