@@ -37,7 +37,7 @@ def connection_lost(exc: BaseException) -> bool:
     if isinstance(code, str):
         return code.startswith(_LOST_CLASS) or code in _LOST_CODES
     module = type(cause).__module__
-    if module.startswith(("psycopg", "psycopg2")):
+    if module.startswith("psycopg"):  # psycopg and psycopg2
         # No SQLSTATE: the client library lost the server ("server closed the connection unexpectedly").
         return True
     return bool(module.startswith("MySQLdb") and cause is not None and cause.args and cause.args[0] in _MYSQL_LOST)

@@ -293,7 +293,10 @@ async def test_a_database_restart_fails_the_call_in_flight_and_calls_while_it_is
     for reply in down:
         assert_unavailable(reply)
     assert handshake.value.response.status_code == 503
-    assert json.loads(handshake.value.response.body or b"{}")["error"]["message"] == DATABASE_UNAVAILABLE
+    assert json.loads(handshake.value.response.body or b"{}")["error"] == {
+        "code": UNAVAILABLE_CODE,
+        "message": DATABASE_UNAVAILABLE,
+    }
     assert (health_down.status_code, health_down.json()) == (503, {"status": "unavailable", "failed": ["database"]})
     assert tool_text(back)[0] is False
     assert health_back.json() == {"status": "ok"}

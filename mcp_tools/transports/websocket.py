@@ -13,7 +13,7 @@ from mcp_tools.access import permissions
 from mcp_tools.access.authentication import AuthenticationFailed, authenticate_anew, refusal_challenge
 from mcp_tools.conf import mcp_settings
 from mcp_tools.connections import connection_lost, log_lost
-from mcp_tools.exceptions import DatabaseUnavailable, InvalidRequest
+from mcp_tools.exceptions import DatabaseUnavailable, InvalidRequest, ProtocolError
 from mcp_tools.notify.hub import hub, too_many_connections
 from mcp_tools.protocol.errors import error_response
 from mcp_tools.protocol.jsonrpc import encode
@@ -60,7 +60,7 @@ class MCPWebsocketConsumer(DirectDispatch, AsyncWebsocketConsumer):
             if not connection_lost(exc):
                 raise
             log_lost(exc, "authenticating a WebSocket")
-            await self.refuse(503, DatabaseUnavailable.default_message)
+            await self.refuse(503, DatabaseUnavailable())
             return
         if not permissions.may_connect(user):
             await self.refuse(401, "Authentication required", refusal_challenge(handshake))
@@ -82,15 +82,17 @@ class MCPWebsocketConsumer(DirectDispatch, AsyncWebsocketConsumer):
         offered = self.scope.get("subprotocols") or []
         await self.accept(SUBPROTOCOL if SUBPROTOCOL in offered else None)
 
-    async def refuse(self, status: int, reason: str, challenge: str = "") -> None:
-        """Deny the handshake with an HTTP status where the server supports it, else close (403)."""
+    async def refuse(self, status: int, reason: str | ProtocolError, challenge: str = "") -> None:
+        """Deny the handshake with an HTTP status where the server supports it, else close (403); the body is
+        ``reason``'s error (a text: -32600)."""
         if "websocket.http.response" not in self.scope.get("extensions", {}):
             await self.close()
             return
         headers = [(b"content-type", b"application/json")]
         if challenge:
             headers.append((b"www-authenticate", challenge.encode("latin-1", "replace")))
-        body = encode(error_response(None, InvalidRequest(reason))).encode()
+        error = reason if isinstance(reason, ProtocolError) else InvalidRequest(reason)
+        body = encode(error_response(None, error)).encode()
         await self.base_send({"type": "websocket.http.response.start", "status": status, "headers": headers})
         await self.base_send({"type": "websocket.http.response.body", "body": body})
 
