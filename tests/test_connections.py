@@ -1,4 +1,4 @@
-"""Telling a lost database connection from other database errors, and retrying once on a fresh one."""
+"""Lost database connections: told from other errors, retried once where safe, answered clearly, outlived."""
 
 from __future__ import annotations
 
@@ -11,9 +11,14 @@ import pytest
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, InterfaceError, OperationalError, connections, transaction
 
 from mcp_tools.connections import connection_lost, retried
+from mcp_tools.exceptions import DATABASE_UNAVAILABLE as DATABASE_UNAVAILABLE_CODE
+from mcp_tools.models import ToolCall
 from mcp_tools.notify import counters
 from mcp_tools.notify.hub import Hub
-from tests.db import lost_connection
+from mcp_tools.server.calls import DATABASE_UNAVAILABLE
+from mcp_tools.tools.catalog import catalog
+from tests.db import db_call, lost_connection
+from tests.wire import connected
 
 TIMEOUT = 10
 
@@ -128,3 +133,33 @@ async def test_the_change_counters_poll_outlives_a_lost_connection_and_reads_aga
 
     assert reads[:2] == ["read", "read"]
     assert polling
+
+
+@pytest.fixture
+def catalog_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading the tool catalog meets a lost connection."""
+
+    async def get() -> Any:
+        raise lost_connection()
+
+    monkeypatch.setattr(catalog, "get", get)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_call_that_loses_the_database_before_its_tool_runs_answers_in_band(tools, user, catalog_unreachable):
+    wire = await connected(user)
+
+    reply = await wire.call("add", {"a": 1, "b": 2})
+
+    assert reply["result"] == {"content": [{"type": "text", "text": DATABASE_UNAVAILABLE}], "isError": True}
+    [row] = await db_call(lambda: list(ToolCall.objects.values_list("outcome", "message")))
+    assert row == ("error", DATABASE_UNAVAILABLE)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_another_method_that_loses_the_database_answers_its_own_error_code(tools, user, catalog_unreachable):
+    wire = await connected(user)
+
+    reply = await wire.request("tools/list")
+
+    assert reply["error"] == {"code": DATABASE_UNAVAILABLE_CODE, "message": DATABASE_UNAVAILABLE}
