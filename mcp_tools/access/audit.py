@@ -4,7 +4,8 @@ A call waits for its own row; the rows of calls finishing while a write is under
 next insert (a group commit), so under load one write serves many calls and alone it serves one. A worker
 process killed at any moment has lost no row of a call it answered. ``AUDIT_FLUSH_SECONDS`` trades that
 for speed: rows then wait off the response path for up to that long (or a full batch), and the rows
-waiting when a process is killed are lost.
+waiting when a process is killed are lost. A write that finds its connection lost (a database restart)
+is made once more on a fresh one; one that still fails (the database down) is logged, and its rows lost.
 """
 
 from __future__ import annotations
