@@ -7,11 +7,15 @@ import logging
 import time
 from typing import Any
 
+from django.db import InterfaceError, OperationalError
+
 from mcp_tools.access import credentials, permissions, ratelimit
 from mcp_tools.access.audit import audit_log
 from mcp_tools.access.audit_arguments import stored_arguments
 from mcp_tools.conf import mcp_settings
+from mcp_tools.connections import connection_lost, log_lost
 from mcp_tools.exceptions import (
+    DatabaseUnavailable,
     InvalidArguments,
     InvalidParams,
     MissingClientCapability,
@@ -41,6 +45,7 @@ MALFORMED = "The tool returned a content block that clients cannot read."
 TOO_DEEP = "The result is nested deeper than {} levels."
 # Deeper than this, common JSON parsers on the client side (serde_json stops at 128) refuse a message.
 MAX_RESULT_DEPTH = 100
+DATABASE_UNAVAILABLE = DatabaseUnavailable.default_message
 Outcome = ToolCall.Outcome
 
 
@@ -80,15 +85,21 @@ class Call:
             await self.audit()
 
     async def _answer(self) -> dict[str, Any]:
-        snapshot = await catalog.get()
         try:
-            result = await self.result(snapshot)
+            result = await self.result(await catalog.get())
         except InvalidArguments as exc:
             self.outcome, self.message = Outcome.INVALID, str(exc)
             return errors.invalid_arguments(str(exc), self.revision)
         except Refused as exc:
             self.outcome, self.message = exc.outcome, str(exc)
             result = CallResult([{"type": "text", "text": str(exc)}], is_error=True, value=str(exc))
+        except (OperationalError, InterfaceError) as exc:
+            if not connection_lost(exc):
+                raise
+            # The thread that met it has closed the lost connection: the next call connects anew.
+            log_lost(exc, f"calling {self.name}")
+            self.outcome, self.message = Outcome.ERROR, DATABASE_UNAVAILABLE
+            result = CallResult([{"type": "text", "text": DATABASE_UNAVAILABLE}], is_error=True)
         if result.is_error and self.outcome == Outcome.OK:
             self.outcome = Outcome.ERROR
             self.message = " ".join(b.get("text", "") for b in result.content if b.get("type") == "text")
@@ -213,7 +224,9 @@ class Call:
         except Unsendable as exc:
             logger.error("Tool %s returned a value that cannot be sent as JSON: %s", entry.name, exc)
             return CallResult([{"type": "text", "text": UNSENDABLE}], is_error=True)
-        except Exception:
+        except Exception as exc:
+            if connection_lost(exc):
+                raise
             logger.error("Tool %s failed", entry.name, exc_info=bool(mcp_settings.LOG_TRACEBACKS))
             return CallResult([{"type": "text", "text": GENERIC_FAILURE}], is_error=True)
         finally:
