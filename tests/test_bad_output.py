@@ -130,7 +130,7 @@ async def test_bad_output_over_http_ends_the_call_clearly_and_the_session_carrie
         result = await call(client, name, arguments)
         assert texts(result) == ([message], True)
         assert await adds(client)
-    assert logged in server.log()[start:]
+    assert server.logged(logged, start)
 
 
 @pytest.mark.parametrize(("name", "arguments", "message", "logged"), CASES, ids=IDS)
@@ -142,7 +142,7 @@ async def test_bad_output_over_websocket_ends_the_call_clearly_and_the_session_c
         await client.initialize(LATEST)
         assert ws_text(await ws_call(client, name, arguments)) == (message, True)
         assert ws_text(await ws_call(client, "add", {"a": 2, "b": 3})) == ("5", False)
-    assert logged in server.log()[start:]
+    assert server.logged(logged, start)
 
 
 async def test_bad_output_over_stdio_ends_each_call_clearly_and_the_process_keeps_serving(site: Site):
@@ -165,7 +165,7 @@ async def test_a_huge_progress_message_reaches_an_sdk_client_cut_to_the_cap(
         assert texts(result) == (["reported"], False)
         assert await adds(client)
     assert seen == [(1, 2, CUT_MESSAGE)]
-    assert f"progress message of {HUGE_MESSAGE} characters cut to {MAX_MESSAGE_CHARS}" in server.log()
+    assert server.logged(f"progress message of {HUGE_MESSAGE} characters cut to {MAX_MESSAGE_CHARS}")
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -178,7 +178,7 @@ async def test_progress_that_is_not_a_finite_number_is_dropped_and_the_rest_arri
         assert texts(result) == (["reported"], False)
         assert await adds(client)
     assert seen == [(1, 1, "finite")]
-    assert "Tool nan_progress: progress notification dropped: progress is not a finite number" in server.log()
+    assert server.logged("Tool nan_progress: progress notification dropped: progress is not a finite number")
 
 
 async def test_progress_over_websocket_is_cut_or_dropped_and_never_breaks_the_stream(server: ServerProcess, site: Site):
@@ -214,7 +214,7 @@ async def test_progress_after_the_result_is_never_sent_and_never_troubles_the_to
         assert ws_text(await ws_call(client, "add", {"a": 2, "b": 3})) == ("5", False)
     assert (ws_text(answered), ws_text(released)) == (("answered", False), ("reported quietly", False))
     assert progress_of(client, "late") == [{"progressToken": "late", "progress": 1, "total": 2, "message": "in time"}]
-    assert "Tool late_progress: progress reported after the call ended was dropped" in server.log()
+    assert server.logged("Tool late_progress: progress reported after the call ended was dropped")
 
 
 @pytest.mark.parametrize("mode", MODES)

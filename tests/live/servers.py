@@ -42,6 +42,7 @@ class ServerProcess:
         self._pump: threading.Thread | None = None
         self._settled = threading.Event()
         self._ready = False
+        self._logged = threading.Condition()
 
     def __repr__(self) -> str:
         return f"<ServerProcess {self.name} {self.base_url}>"
@@ -86,6 +87,8 @@ class ServerProcess:
             for line in stream:
                 log.write(line)
                 log.flush()
+                with self._logged:
+                    self._logged.notify_all()
                 if self.ready_line in line:
                     self._ready = True
                     self._settled.set()
@@ -133,3 +136,9 @@ class ServerProcess:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def logged(self, text: str, start: int = 0, timeout: float = 10.0) -> bool:
+        """Whether ``text`` appears in the log after offset ``start``, waiting up to ``timeout`` seconds for
+        the lines the process has written but the copying thread has not yet appended."""
+        with self._logged:
+            return self._logged.wait_for(lambda: text in self.log()[start:], timeout)
