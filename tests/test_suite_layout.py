@@ -17,6 +17,7 @@ PROCESS_MODULES = {
     "tests.live.browser",
     "tests.live.demo",
     "tests.live.fresh_project",
+    "tests.live.redis_server",
     "tests.live.fixtures",
     "tests.live.servers",
     "tests.live.sites",
