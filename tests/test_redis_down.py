@@ -29,6 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_tools.server.session import TOKEN_REVOKED
 from mcp_tools.transports.websocket import CLOSE_UNAUTHENTICATED
 from tests.live import services
+from tests.live.admin_client import AdminClient
 from tests.live.redis_server import REDIS_SERVER, RedisServer, private_redis
 from tests.live.servers import ServerProcess
 from tests.live.sites import Site, shared_switches
@@ -39,6 +40,7 @@ pytestmark = pytest.mark.live
 
 LATEST = "2025-11-25"
 LIST_CHANGED = "notifications/tools/list_changed"
+TOOL_ADMIN = "mcp_tools/tool"
 TIMEOUT = 10
 FRESHNESS = 2.0  # FRESHNESS_SECONDS: while the layer is down the counters are read every 0.5 s
 SAFETY_POLL = 3600.0  # SAFETY_POLL_SECONDS: beside a live layer the counters are never read in time
@@ -187,7 +189,7 @@ async def test_with_rate_limits_failing_open_calls_are_answered_while_redis_is_d
     assert all(not result["isError"] for result in answered)
 
 
-async def test_a_tool_change_made_while_redis_is_down_reaches_open_sessions_by_polling(outage: Outage):
+async def test_an_admin_change_saved_while_redis_is_down_reaches_sessions_on_every_worker_by_polling(outage: Outage):
     notifications: asyncio.Queue[Any] = asyncio.Queue()
     stream_open = asyncio.Event()
 
@@ -202,12 +204,15 @@ async def test_a_tool_change_made_while_redis_is_down_reaches_open_sessions_by_p
     async with (
         mcp_websocket(outage.a.ws_url(), outage.token) as ws,
         sdk_session(outage.b, outage.token, {"response": [on_response]}, message_handler=on_message) as http,
+        AdminClient(outage.b.base_url) as admin,
     ):
         await ws.initialize(LATEST)
+        await admin.login(**outage.site.seeded.admin)
         await asyncio.wait_for(http.list_tools(cache_mode="bypass"), TIMEOUT)
         await asyncio.wait_for(stream_open.wait(), TIMEOUT)
         async with redis_down(outage):
-            await outage.mutate("disable", "whoami")
+            # The save succeeds (the admin client asserts it) though its announcement cannot be sent.
+            await admin.action(TOOL_ADMIN, "disable_tools", [outage.site.seeded.tools["whoami"]])
             try:
                 heard_on_ws = await ws.next_notification(LIST_CHANGED)
                 heard_over_http = await asyncio.wait_for(notifications.get(), TIMEOUT)

@@ -193,11 +193,13 @@ class Hub:
             channel = await layer.new_channel(prefix="mcp_tools.notify.hub")
             await layer.group_add(group_name(), channel)
         except Exception as exc:
+            if _cancelling():
+                raise asyncio.CancelledError from exc
             # Sessions open all the same; the counters stand in for the layer until it is joined.
             self._lose(exc)
             ready.set()
             channel = channel or await layer.new_channel(prefix="mcp_tools.notify.hub")
-            await self._rejoin(layer, channel)
+            await self._rejoin(layer, channel, 1)
         # Events sent while nobody here listened were missed: the counters tell whether any were.
         self._checked = -math.inf
         ready.set()
@@ -209,6 +211,7 @@ class Hub:
 
     async def _receive_forever(self, layer: Any, channel: str) -> None:
         self._renewal = asyncio.get_running_loop().call_later(RENEW_SECONDS, self._renew, layer, channel)
+        failures = 0
         try:
             while True:
                 try:
@@ -222,9 +225,11 @@ class Hub:
                     if type(exc).__name__ != "TimeoutError":
                         # redis-py's socket timeout can fire while channels-redis waits on an empty queue;
                         # anything else may have lost events, and the group with them if Redis restarted.
+                        failures += 1
                         self._lose(exc)
-                        await self._rejoin(layer, channel)
+                        await self._rejoin(layer, channel, failures)
                     continue
+                failures = 0
                 try:
                     await self.deliver(event)
                 except Exception:
@@ -243,24 +248,31 @@ class Hub:
     async def _join(self, layer: Any, channel: str) -> bool:
         try:
             await layer.group_add(group_name(), channel)
-        except Exception:
+        except Exception as exc:
+            if _cancelling():
+                raise asyncio.CancelledError from exc
             return False
         return True
 
     def _lose(self, exc: Exception) -> None:
         """The layer failed: poll the counters at ``poll_seconds()`` until it is joined again."""
-        logger.warning(
-            "Lost the channel layer (%s: %s); polling the change counters until it is back", type(exc).__name__, exc
-        )
+        if self._hears_others:
+            logger.warning(
+                "Lost the channel layer (%s: %s); polling the change counters until it is back",
+                type(exc).__name__,
+                exc,
+            )
         self._hears_others = False
         self._repoll()
 
-    async def _rejoin(self, layer: Any, channel: str) -> None:
-        """Join the group again, retrying with a growing pause; then act on whatever changed meanwhile."""
-        failures = 0
-        while not await self._join(layer, channel):
-            failures += 1
+    async def _rejoin(self, layer: Any, channel: str, failures: int) -> None:
+        """Join the group again after a pause that grows with ``failures`` (in a row, counting this one's
+        attempts), so a layer that keeps failing is not hammered; then act on whatever changed meanwhile."""
+        while True:
             await asyncio.sleep(min(REJOIN_MAX_SECONDS, 0.05 * 2**failures))
+            if await self._join(layer, channel):
+                break
+            failures += 1
         logger.warning("The channel layer is back; change events reach this process again")
         self._hears_others = cross_process(layer)
         self._repoll()
