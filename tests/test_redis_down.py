@@ -33,6 +33,7 @@ from tests.live.admin_client import AdminClient
 from tests.live.redis_server import REDIS_SERVER, RedisServer, private_redis
 from tests.live.servers import ServerProcess
 from tests.live.sites import Site, shared_switches
+from tests.live.stdio_client import next_message, stdio_session
 from tests.live.websocket_client import MCPWebSocket, mcp_websocket, websocket_closed
 
 pytest_plugins = ["tests.live.fixtures"]
@@ -180,16 +181,16 @@ async def test_while_redis_is_down_sessions_stay_open_and_rate_limited_calls_are
 
 
 async def test_with_rate_limits_failing_open_calls_are_answered_while_redis_is_down(outage: Outage):
-    async with mcp_websocket(outage.fail_open.ws_url(), outage.token) as ws:
+    # The session opens while Redis is down: its worker starts listening for changes without the layer.
+    async with redis_down(outage, kill=True), mcp_websocket(outage.fail_open.ws_url(), outage.token) as ws:
         await ws.initialize(LATEST)
-        async with redis_down(outage, kill=True):
-            answered = [await add(ws) for _ in range(3)]
+        answered = [await add(ws) for _ in range(3)]
 
     assert [result["structuredContent"] for result in answered] == [{"result": 5}] * 3
     assert all(not result["isError"] for result in answered)
 
 
-async def test_an_admin_change_saved_while_redis_is_down_reaches_sessions_on_every_worker_by_polling(outage: Outage):
+async def test_an_admin_change_saved_while_redis_is_down_reaches_every_session_by_polling(outage: Outage):
     notifications: asyncio.Queue[Any] = asyncio.Queue()
     stream_open = asyncio.Event()
 
@@ -210,18 +211,23 @@ async def test_an_admin_change_saved_while_redis_is_down_reaches_sessions_on_eve
         await admin.login(**outage.site.seeded.admin)
         await asyncio.wait_for(http.list_tools(cache_mode="bypass"), TIMEOUT)
         await asyncio.wait_for(stream_open.wait(), TIMEOUT)
-        async with redis_down(outage):
+        async with (
+            redis_down(outage),
+            stdio_session(outage.site.env, outage.site.seeded.user, LATEST) as stdio,  # started without Redis
+        ):
             # The save succeeds (the admin client asserts it) though its announcement cannot be sent.
             await admin.action(TOOL_ADMIN, "disable_tools", [outage.site.seeded.tools["whoami"]])
             try:
                 heard_on_ws = await ws.next_notification(LIST_CHANGED)
                 heard_over_http = await asyncio.wait_for(notifications.get(), TIMEOUT)
+                heard_on_stdio = await next_message(stdio, LIST_CHANGED)
                 tools, _pages = await ws.list_tools()
             finally:
                 await outage.mutate("enable", "whoami")
 
     assert heard_on_ws == {"jsonrpc": "2.0", "method": LIST_CHANGED}
     assert heard_over_http == types.ToolListChangedNotification(method=LIST_CHANGED)
+    assert heard_on_stdio == {"jsonrpc": "2.0", "method": LIST_CHANGED}
     assert "whoami" not in {tool["name"] for tool in tools}
 
 
