@@ -61,6 +61,8 @@ DEFAULTS: dict[str, Any] = {
     "DEFAULT_RATE": None,
     # Calls refused as denied or unknown, per user and per token, across every tool name
     "DENIED_RATE": "30/m",
+    # After the rate-limit cache fails, this process answers without it for this long before trying again
+    "CACHE_RETRY_SECONDS": 5.0,
     # Audit trail
     "AUDIT": True,
     "AUDIT_REDACT": ["password", "token", "secret", "api_key", "authorization", "cookie"],

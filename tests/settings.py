@@ -103,15 +103,19 @@ REDIS_PREFIX = os.environ.get("MCP_TEST_REDIS_PREFIX") or f"mcp_tools_tests_{sec
 CHANNEL_LAYERS: dict[str, dict[str, object]] = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 CACHES: dict[str, dict[str, object]] = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 if os.environ.get("MCP_TEST_CHANNEL_LAYER") == "redis":
+    # A Redis that is down must fail calls in a second, not hang them (docs/deployment.md, "When Redis is down").
     CHANNEL_LAYERS["default"] = {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "prefix": REDIS_PREFIX},
+        "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_connect_timeout": 1}], "prefix": REDIS_PREFIX},
     }
     CACHES["default"] = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": REDIS_PREFIX,
+        "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
     }
+# django-ratelimit's own setting: whether calls go uncounted (rather than refused) while the cache is down.
+RATELIMIT_FAIL_OPEN = os.environ.get("MCP_TEST_RATELIMIT_FAIL_OPEN") == "1"
 
 # Sessions are pruned only where a test asks for it, so that no prune outlives the test that started it.
 # Denied calls are counted only where a test asks for it, with counters of its own: tests reuse user ids
@@ -124,9 +128,11 @@ MCP_TOOLS: dict[str, object] = {
 }
 if os.environ.get("MCP_TEST_GROUP_NAME"):
     MCP_TOOLS["GROUP_NAME"] = os.environ["MCP_TEST_GROUP_NAME"]
-for _key in ("FRESHNESS_SECONDS", "TOKEN_CACHE_SECONDS"):
+for _key in ("FRESHNESS_SECONDS", "TOKEN_CACHE_SECONDS", "SAFETY_POLL_SECONDS", "CACHE_RETRY_SECONDS"):
     if os.environ.get(f"MCP_TEST_{_key}"):
         MCP_TOOLS[_key] = float(os.environ[f"MCP_TEST_{_key}"])
+if os.environ.get("MCP_TEST_DEFAULT_RATE"):
+    MCP_TOOLS["DEFAULT_RATE"] = os.environ["MCP_TEST_DEFAULT_RATE"]
 if os.environ.get("MCP_TEST_MAX_CONCURRENT_CALLS"):
     MCP_TOOLS["MAX_CONCURRENT_CALLS"] = int(os.environ["MCP_TEST_MAX_CONCURRENT_CALLS"])
 if os.environ.get("MCP_TEST_STDIO_POLL_SECONDS"):

@@ -297,9 +297,10 @@ async def test_a_database_restart_fails_the_call_in_flight_and_calls_while_it_is
         "code": UNAVAILABLE_CODE,
         "message": DATABASE_UNAVAILABLE,
     }
-    assert (health_down.status_code, health_down.json()) == (503, {"status": "unavailable", "failed": ["database"]})
+    assert (health_down.status_code, health_down.json()["status"]) == (503, "unavailable")
+    assert health_down.json()["checks"]["database"] == "failed"
     assert tool_text(back)[0] is False
-    assert health_back.json() == {"status": "ok"}
+    assert health_back.json()["status"] == "ok"
     names = ("before-restart", "slow-restart", "after-restart", "while-down", "back-up")
     assert accounts(restartable, *names) == {"before-restart", "after-restart", "back-up"}
     calls = audited(restartable)

@@ -1,5 +1,7 @@
-"""The health check at /mcp/health: 200 while the database and the channel layer answer, 503 naming the
-check that failed otherwise; no credentials needed, nothing revealed. Served by real uvicorn processes."""
+"""The health check at /mcp/health: 200 "ok" while the database, the cache and the channel layer answer, 200
+"degraded" while only the cache or the layer fails (calls are still answered), 503 "unavailable" without the
+database; each check named with its result, no credentials needed, nothing revealed. Served by real uvicorn
+processes."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ pytest_plugins = ["tests.live.fixtures"]
 pytestmark = pytest.mark.live
 
 TIMEOUT = 10
-OK = {"status": "ok"}
+OK = {"status": "ok", "checks": {"database": "ok", "cache": "ok", "channel_layer": "ok"}}
 HEADERS = {"content-type": "application/json", "cache-control": "no-store"}
 # Nothing listens on port 1 of the loopback: a connection is refused at once.
 UNREACHABLE_REDIS = "redis://127.0.0.1:1/0"
@@ -31,7 +33,7 @@ def head(reply: httpx.Response) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def broken_sites(live_site: Site, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ServerProcess]]:
-    """Servers whose channel layer is a Redis nobody serves, and whose database cannot be opened."""
+    """Servers whose channel layer and cache are a Redis nobody serves, and whose database cannot be opened."""
     workdir = tmp_path_factory.mktemp("broken")
     no_redis = Site(
         workdir,
@@ -56,16 +58,27 @@ def test_only_get_and_head_are_answered(uvicorn_server: ServerProcess):
     assert headed.status_code == 200
 
 
-@pytest.mark.parametrize("failing", ["channel_layer", "database"])
-def test_a_server_that_cannot_reach_a_service_answers_503_naming_only_the_check(
-    broken_sites: dict[str, ServerProcess], failing: str
+def test_a_server_that_cannot_reach_redis_answers_200_degraded_naming_the_cache_and_the_layer(
+    broken_sites: dict[str, ServerProcess],
 ):
-    reply = health(broken_sites[failing])
+    reply = health(broken_sites["channel_layer"])
+
+    assert (reply.status_code, head(reply), reply.json()) == (
+        200,
+        HEADERS,
+        {"status": "degraded", "checks": {"database": "ok", "cache": "failed", "channel_layer": "failed"}},
+    )
+
+
+def test_a_server_that_cannot_reach_its_database_answers_503_naming_only_the_check(
+    broken_sites: dict[str, ServerProcess],
+):
+    reply = health(broken_sites["database"])
 
     assert (reply.status_code, head(reply), reply.json()) == (
         503,
         HEADERS,
-        {"status": "unavailable", "failed": [failing]},
+        {"status": "unavailable", "checks": {"database": "failed", "cache": "ok", "channel_layer": "ok"}},
     )
 
 

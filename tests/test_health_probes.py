@@ -1,5 +1,5 @@
-"""Probes of /mcp/health share one check: a flood of them, with or without credentials, costs the database
-and the channel layer one check per FRESH_SECONDS."""
+"""Probes of /mcp/health share one check: a flood of them, with or without credentials, costs the database,
+the cache and the channel layer one check per FRESH_SECONDS."""
 
 from __future__ import annotations
 
@@ -25,11 +25,12 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         state["started"].set()
         await state["release"].wait()
 
-    async def layer() -> None:
+    async def reached() -> None:
         return None
 
     monkeypatch.setattr(health, "_database", database)
-    monkeypatch.setattr(health, "_channel_layer", layer)
+    monkeypatch.setattr(health, "_cache", reached)
+    monkeypatch.setattr(health, "_channel_layer", reached)
     monkeypatch.setattr(health.time, "monotonic", lambda: state["now"])
     monkeypatch.setattr(health, "_checks", health.PerLoop(health.Checks))
     return state

@@ -95,3 +95,35 @@ def test_a_redirect_uri_no_client_could_safely_use_is_refused(uri: str) -> None:
         (400, "invalid_client_metadata"),
     }
     assert not get_application_model().objects.exists()
+
+
+@pytest.fixture
+def unreachable_cache(settings: Any) -> None:
+    # Nothing listens on port 1 of the loopback: a connection is refused at once.
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}
+    }
+
+
+def test_while_the_rate_limit_cache_is_down_registration_is_refused_with_a_retry_delay(unreachable_cache: None):
+    reply = register(document())
+
+    assert (reply.status_code, reply.headers["Retry-After"], reply.json()) == (
+        503,
+        "5",
+        {
+            "error": "temporarily_unavailable",
+            "error_description": "Registration is temporarily unavailable; try again later.",
+        },
+    )
+    assert not get_application_model().objects.exists()
+
+
+def test_while_the_rate_limit_cache_is_down_registration_goes_on_when_rate_limits_fail_open(
+    unreachable_cache: None, settings: Any
+):
+    settings.RATELIMIT_FAIL_OPEN = True
+
+    reply = register(document())
+
+    assert reply.status_code == 201

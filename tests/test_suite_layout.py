@@ -18,6 +18,8 @@ PROCESS_MODULES = {
     "tests.live.cluster",
     "tests.live.demo",
     "tests.live.fresh_project",
+    "tests.live.redis_server",
+    "tests.live.stdio_client",
     "tests.live.fixtures",
     "tests.live.servers",
     "tests.live.sites",

@@ -6,13 +6,12 @@ raised atomically when a call starts and lowered when it ends. A worker killed m
 so every start renews the counter's expiry to the call's time limit plus ``MARGIN_SECONDS``: a killed
 worker's calls stop counting once the session has started no call for that long. With a cache of one
 process (local memory, dummy) each process counts on its own, as it does for the other transports, and
-so it does while the shared cache cannot be reached (the failure is logged; calls go on).
+so it does while the shared cache cannot be reached (``cache_breaker`` logs the outage once; calls go on).
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -22,11 +21,12 @@ from django.core.cache.backends.base import BaseCache
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
+from mcp_tools.access.cache_breaker import CacheUnavailable, breaker
+
 PROCESS_LOCAL_CACHES = (
     "django.core.cache.backends.locmem.LocMemCache",
     "django.core.cache.backends.dummy.DummyCache",
 )
-logger = logging.getLogger("mcp_tools")
 PREFIX = "mcp_tools.calls."
 MARGIN_SECONDS = 60.0
 
@@ -69,16 +69,17 @@ class SessionCalls:
         ``limit`` are running, None when the cache cannot be reached (nothing counted either)."""
         try:
             # The cache may be Redis: keep its round trips off the event loop.
-            return bool(await sync_to_async(_take, thread_sensitive=False)(self.key, limit, seconds + MARGIN_SECONDS))
-        except Exception:
-            logger.warning("Could not count a call in the shared cache; counting in this process only", exc_info=True)
-            return None
+            taken = await sync_to_async(breaker.call, thread_sensitive=False)(
+                _take, self.key, limit, seconds + MARGIN_SECONDS
+            )
+        except CacheUnavailable:
+            return None  # the breaker logs the outage once
+        return bool(taken)
 
     async def give_back(self) -> None:
-        try:
-            await sync_to_async(_give_back, thread_sensitive=False)(self.key)
-        except Exception:
-            logger.warning("Could not uncount a call in the shared cache; it expires there", exc_info=True)
+        # A call the cache missed while down expires there.
+        with contextlib.suppress(CacheUnavailable):
+            await sync_to_async(breaker.call, thread_sensitive=False)(_give_back, self.key)
 
 
 def _cache() -> BaseCache:

@@ -1,7 +1,9 @@
 """Rate limits through django-ratelimit on the shared Django cache: per user and per token, per tool.
 
 A site token's own ``rate_limit`` counts its calls across every tool, and binds whenever it is the lower
-rate. Calls refused as denied or unknown count apart, against ``DENIED_RATE``, across every tool name.
+rate. Calls refused as denied or unknown count apart, against ``DENIED_RATE``, across every tool name. While
+the cache cannot be reached, django-ratelimit's ``RATELIMIT_FAIL_OPEN`` decides: calls go uncounted (open),
+or are refused with the time to retry after (closed, its default).
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django_ratelimit.core import get_usage
 
 from mcp_tools.access import permissions
+from mcp_tools.access.cache_breaker import CacheUnavailable, breaker
 from mcp_tools.conf import mcp_settings
 from mcp_tools.validators import parse_rate
 
@@ -31,6 +35,19 @@ class Limited:
     rate: str
     retry_after: int
     first: bool = True
+
+    @property
+    def message(self) -> str:
+        return f"Rate limit {self.rate} exceeded: retry after {self.retry_after} s."
+
+
+@dataclass(frozen=True)
+class Unavailable(Limited):
+    """The call could not be counted (the cache is down) and rate limits fail closed."""
+
+    @property
+    def message(self) -> str:
+        return f"Rate limits are temporarily unavailable: retry after {self.retry_after} s."
 
 
 def calls_per_second(rate: str) -> float:
@@ -60,6 +77,16 @@ def _keys(user: Any, token: Any) -> list[str]:
 
 
 def _count(rate: str, group: str, keys: list[str]) -> Limited | None:
+    try:
+        return breaker.call(_count_in_cache, rate, group, keys)
+    except CacheUnavailable as outage:
+        if getattr(settings, "RATELIMIT_FAIL_OPEN", False):
+            return None
+        # One audit row per failed attempt to reach the cache, not one per call the open breaker refuses.
+        return Unavailable(rate, outage.retry_after, first=outage.failed)
+
+
+def _count_in_cache(rate: str, group: str, keys: list[str]) -> Limited | None:
     worst: Limited | None = None
     for key in keys:
         # Calls have no HttpRequest: the key is the caller's own (user or token) and every method counts.

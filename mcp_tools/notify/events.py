@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import Iterable
 from typing import Any
@@ -16,6 +17,7 @@ from mcp_tools.conf import mcp_settings
 from mcp_tools.notify import transactions
 from mcp_tools.tools.catalog import catalog
 
+logger = logging.getLogger("mcp_tools")
 EVENT_TYPE = "mcp.tools_changed"
 ACCESS_EVENT = "mcp.access_changed"
 TOKEN_EVENT = "mcp.token_changed"
@@ -71,11 +73,27 @@ def send(event: dict[str, Any]) -> None:
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        async_to_sync(layer.group_send)(group_name(), event)
+        async_to_sync(group_send)(layer, event)
     else:
-        task = loop.create_task(layer.group_send(group_name(), event))
+        task = loop.create_task(group_send(layer, event))
         _background.add(task)
         task.add_done_callback(_background.discard)
+
+
+async def group_send(layer: BaseChannelLayer, event: dict[str, Any]) -> bool:
+    """Send ``event`` to the group; False, logged, when the layer cannot be reached.
+
+    The change is committed and its change counter bumped already: every process polls the counters while
+    it cannot hear the layer, so a lost event costs at most the freshness bound, never the change.
+    """
+    try:
+        await layer.group_send(group_name(), event)
+    except Exception as exc:
+        logger.warning(
+            "Could not announce %s on the channel layer (%s: %s)", event.get("type"), type(exc).__name__, exc
+        )
+        return False
+    return True
 
 
 def schedule_token_changed(token_id: Any, using: str | None = None, kind: str = SITE_TOKEN) -> None:

@@ -34,6 +34,8 @@ logger = logging.getLogger("mcp_tools")
 
 # channels_redis forgets group members after a day by default; renew well before that.
 RENEW_SECONDS = 3600.0
+# The longest pause between attempts to join the group again while the layer is down.
+REJOIN_MAX_SECONDS = 2.0
 # Far expiries are re-armed in steps, so a clock change cannot leave a timer days off.
 MAX_TIMER_SECONDS = 3600.0
 _background: set[asyncio.Future[Any]] = set()
@@ -186,8 +188,18 @@ class Hub:
     # Channels group -----------------------------------------------------------------------------
 
     async def _run(self, layer: Any, ready: asyncio.Event) -> None:
-        channel = await layer.new_channel(prefix="mcp_tools.notify.hub")
-        await layer.group_add(group_name(), channel)
+        channel = ""
+        try:
+            channel = await layer.new_channel(prefix="mcp_tools.notify.hub")
+            await layer.group_add(group_name(), channel)
+        except Exception as exc:
+            if _cancelling():
+                raise asyncio.CancelledError from exc
+            # Sessions open all the same; the counters stand in for the layer until it is joined.
+            self._lose(exc)
+            ready.set()
+            channel = channel or await layer.new_channel(prefix="mcp_tools.notify.hub")
+            await self._rejoin(layer, channel, 1)
         # Events sent while nobody here listened were missed: the counters tell whether any were.
         self._checked = -math.inf
         ready.set()
@@ -210,7 +222,12 @@ class Hub:
                     if _cancelling():
                         # redis-py reports a cancellation that meets its read timeout as a TimeoutError.
                         raise asyncio.CancelledError from exc
-                    failures = await self._recover(layer, channel, exc, failures)
+                    if type(exc).__name__ != "TimeoutError":
+                        # redis-py's socket timeout can fire while channels-redis waits on an empty queue;
+                        # anything else may have lost events, and the group with them if Redis restarted.
+                        failures += 1
+                        self._lose(exc)
+                        await self._rejoin(layer, channel, failures)
                     continue
                 failures = 0
                 try:
@@ -223,24 +240,53 @@ class Hub:
                 self._renewal.cancel()
 
     def _renew(self, layer: Any, channel: str) -> None:
-        task = asyncio.ensure_future(layer.group_add(group_name(), channel))
+        task = asyncio.ensure_future(self._join(layer, channel))
         _background.add(task)
         task.add_done_callback(_background.discard)
         self._renewal = asyncio.get_running_loop().call_later(RENEW_SECONDS, self._renew, layer, channel)
 
-    async def _recover(self, layer: Any, channel: str, exc: Exception, failures: int) -> int:
-        """Survive a failed receive: a read timeout is harmless; anything else may have lost an event."""
-        if type(exc).__name__ == "TimeoutError":
-            # redis-py's socket timeout can fire while channels-redis waits on an empty queue.
-            return failures
-        failures += 1
-        logger.warning("Lost the channel layer (%s); joining again", exc, exc_info=failures == 1)
-        await asyncio.sleep(min(5.0, 0.05 * 2**failures))
-        with contextlib.suppress(Exception):
+    async def _join(self, layer: Any, channel: str) -> bool:
+        try:
             await layer.group_add(group_name(), channel)
-            # Whatever changed meanwhile is found by re-checking every caller afresh.
+        except Exception as exc:
+            if _cancelling():
+                raise asyncio.CancelledError from exc
+            return False
+        return True
+
+    def _lose(self, exc: Exception) -> None:
+        """The layer failed: poll the counters at ``poll_seconds()`` until it is joined again."""
+        if self._hears_others:
+            logger.warning(
+                "Lost the channel layer (%s: %s); polling the change counters until it is back",
+                type(exc).__name__,
+                exc,
+            )
+        self._hears_others = False
+        self._repoll()
+
+    async def _rejoin(self, layer: Any, channel: str, failures: int) -> None:
+        """Join the group again after a pause that grows with ``failures`` (in a row, counting this one's
+        attempts), so a layer that keeps failing is not hammered; then act on whatever changed meanwhile."""
+        while True:
+            await asyncio.sleep(min(REJOIN_MAX_SECONDS, 0.05 * 2**failures))
+            if await self._join(layer, channel):
+                break
+            failures += 1
+        logger.warning("The channel layer is back; change events reach this process again")
+        self._hears_others = cross_process(layer)
+        self._repoll()
+        # Events sent while the layer was down are lost: re-check every caller afresh.
+        try:
             await self.refresh(polling.KINDS)
-        return failures
+        except Exception:
+            logger.exception("Could not act on changes made while the channel layer was down")
+
+    def _repoll(self) -> None:
+        """Restart the counter poll, so that a changed poll interval takes effect now, not after the old one."""
+        if self._poll is not None and not self._poll.done():
+            self._poll.cancel()
+            self._poll = asyncio.ensure_future(self._poll_forever())
 
     async def deliver(self, event: dict[str, Any]) -> None:
         """Act on one group event."""

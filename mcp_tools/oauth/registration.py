@@ -7,14 +7,17 @@ address, its document is size-capped and its redirect URIs counted; the toolkit 
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_exempt
 from django_ratelimit.core import is_ratelimited
 from oauth2_provider.views import DynamicClientRegistrationView
 
+from mcp_tools.access.cache_breaker import CacheUnavailable, breaker
 from mcp_tools.conf import mcp_settings
 from mcp_tools.oauth.cors import CrossOrigin
 
@@ -27,13 +30,24 @@ class RegistrationView(CrossOrigin, DynamicClientRegistrationView):
     http_method_names = ["post", "options"]
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if is_ratelimited(
+        count = partial(
+            is_ratelimited,
             request,
             group="mcp_tools.oauth.register",
             key="ip",
             rate=mcp_settings.OAUTH_REGISTRATION_RATE,
             increment=True,
-        ):
+        )
+        try:
+            limited = breaker.call(count)
+        except CacheUnavailable as outage:
+            # The cache is down: django-ratelimit's RATELIMIT_FAIL_OPEN says whether to register uncounted.
+            if not getattr(settings, "RATELIMIT_FAIL_OPEN", False):
+                refused = _refused("Registration is temporarily unavailable; try again later.", 503)
+                refused["Retry-After"] = str(outage.retry_after)
+                return refused
+            limited = False
+        if limited:
             return _refused("Too many registrations from this address; try again later.", 429)
         if len(request.body) > MAX_DOCUMENT_BYTES:
             return _refused(f"The registration document exceeds {MAX_DOCUMENT_BYTES} bytes.")
@@ -55,5 +69,5 @@ def _redirect_uri_problem(body: bytes) -> str:
 
 
 def _refused(description: str, status: int = 400) -> JsonResponse:
-    error = "invalid_client_metadata" if status == 400 else "slow_down"
+    error = {400: "invalid_client_metadata", 503: "temporarily_unavailable"}.get(status, "slow_down")
     return JsonResponse({"error": error, "error_description": description}, status=status)

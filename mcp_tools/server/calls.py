@@ -145,7 +145,7 @@ class Call:
             return
         # A flood of refusals writes one row per counting window: the first, which names the rate.
         self.recorded = limited.first
-        raise Refused(Outcome.RATE_LIMITED, f"Rate limit {limited.rate} exceeded: retry after {limited.retry_after} s.")
+        raise Refused(Outcome.RATE_LIMITED, limited.message)
 
     async def find(self, snapshot: Snapshot) -> Entry:
         if not isinstance(self.name, str):

@@ -30,7 +30,7 @@ from django.utils import timezone
 from mcp_tools.access import concurrency
 from mcp_tools.conf import mcp_settings
 from mcp_tools.connections import retried
-from mcp_tools.notify.events import channel_layer, group_name
+from mcp_tools.notify.events import channel_layer, group_send
 from mcp_tools.notify.hub import cross_process, hub, on_event
 from mcp_tools.protocol import versions
 from mcp_tools.protocol.jsonrpc import RequestId
@@ -221,10 +221,11 @@ def _cancel_requested(event: dict[str, Any]) -> None:
 
 
 async def _tell_other_processes(event: dict[str, Any]) -> None:
+    # Without the layer, other processes learn of an ended session from its row (RECHECK_SECONDS).
     layer = channel_layer()
     if cross_process(layer):
         assert layer is not None
-        await layer.group_send(group_name(), event)
+        await group_send(layer, event)
 
 
 def _user_id(user: Any) -> Any:

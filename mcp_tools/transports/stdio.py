@@ -48,10 +48,14 @@ async def serve(user: Any, *, stdin: Any = None, stdout: BinaryIO | None = None)
     reader = await open_reader(stdin or sys.stdin, limit + 1)
     outbox = Outbox(LineWriter(stdout or sys.stdout.buffer).write)
     session = Session(transport="stdio", user=user, emit=outbox.put, can_notify=True)
+    # The hub hears the channel layer and reads the change counters, so edits made by any process reach here.
+    # It knows the session before the first message is read (as a WebSocket is registered before it is
+    # accepted), so no change made after the client's first answer goes unannounced.
+    await hub().add(session)
     reading = asyncio.ensure_future(read_loop(reader, session, limit))
     session.on_end = lambda reason: reading.cancel()
-    # The hub hears the channel layer and reads the change counters, so edits made by any process reach here.
-    await hub().add(session)
+    if session.ended_because:
+        reading.cancel()
     try:
         with contextlib.suppress(asyncio.CancelledError):
             await reading
