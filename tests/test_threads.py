@@ -197,3 +197,13 @@ async def test_the_pool_follows_the_settings(settings):
 
     assert (derived.threads, derived.user_threads) == (6, 1)
     assert (configured.threads, configured.user_threads) == (3, 3)
+
+
+async def test_work_left_behind_by_an_answered_call_runs_in_its_users_turn_holding_no_place(executors, leases):
+    executor = executors(1, 1)
+    (lease,) = await leases(1)
+    lease.end()
+
+    result = submit_as(executor, lease, lambda: "ran").result(TIMEOUT)
+
+    assert (result, user_calls.running("1")) == ("ran", 0)

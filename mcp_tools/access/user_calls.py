@@ -46,9 +46,13 @@ class Lease:
         self._holders = 1
         self.counter: SharedCount | None = None  # where it is counted in the shared cache too
 
-    def hold(self) -> None:
+    def hold(self) -> bool:
+        """One more hold, for a thread job; False once the place has been given back (nothing held)."""
         with _lock:
+            if not self._holders:
+                return False
             self._holders += 1
+            return True
 
     def drop(self) -> bool:
         """Let go of one hold; True when it was the last, the place is free here and ``give_back`` is due."""
@@ -99,7 +103,11 @@ async def take(user: Any, tool_id: int, tool_limit: int | None, seconds: float) 
     if not shared():
         return lease
     counter = SharedCount("user." + key)
-    taken = await counter.take(limit, seconds)
+    try:
+        taken = await counter.take(limit, seconds)
+    except BaseException:
+        lease.end()  # cancelled while counting: the place taken here is given back
+        raise
     if taken is False:
         lease.end()
         return None

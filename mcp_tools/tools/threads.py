@@ -30,16 +30,15 @@ current_lease: ContextVar[Lease | None] = ContextVar("mcp_tools_current_lease", 
 
 
 class Job:
-    __slots__ = ("args", "fn", "future", "kwargs", "lease", "settled")
+    __slots__ = ("args", "fn", "future", "kwargs", "lease", "settled", "user")
 
     def __init__(self, fn: Callable[..., Any], args: Any, kwargs: Any, lease: Lease | None) -> None:
-        self.fn, self.args, self.kwargs, self.lease = fn, args, kwargs, lease
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.user: Hashable = None if lease is None else lease.user
+        # Work a call's task left behind after the call was answered runs in its user's turn, holding nothing.
+        self.lease = lease if lease is not None and lease.hold() else None
         self.future: Future[Any] = Future()
         self.settled = False
-
-    @property
-    def user(self) -> Hashable:
-        return None if self.lease is None else self.lease.user
 
 
 class FairExecutor(Executor):
@@ -60,9 +59,9 @@ class FairExecutor(Executor):
         job = Job(fn, args, kwargs, current_lease.get())
         with self._condition:
             if self._shutdown:
+                if job.lease is not None and job.lease.drop():
+                    job.lease.give_back_soon()
                 raise RuntimeError("cannot schedule new futures after shutdown")
-            if job.lease is not None:
-                job.lease.hold()
             queue = self._queues.get(job.user)
             if queue is None:
                 queue = self._queues[job.user] = deque()
