@@ -13,6 +13,7 @@ UNAUTHENTICATED = -32001  # in the range JSON-RPC leaves to servers, outside the
 HEADER_MISMATCH = -32020
 MISSING_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+DATABASE_UNAVAILABLE = -32030  # the database connection was lost or refused: the same request may succeed soon
 
 
 class MCPError(Exception):
@@ -78,6 +79,13 @@ class MissingClientCapability(ProtocolError):
 class UnsupportedProtocolVersion(ProtocolError):
     code = UNSUPPORTED_PROTOCOL_VERSION
     default_message = "Unsupported protocol version"
+
+
+class DatabaseUnavailable(ProtocolError):
+    """The database could not be reached for a request other than a tool call (which answers in-band)."""
+
+    code = DATABASE_UNAVAILABLE
+    default_message = "The database is unavailable; retry shortly."
 
 
 class ToolError(MCPError):

@@ -113,6 +113,9 @@ else:
 # Channels calls close_old_connections() around every consumer message; with CONN_MAX_AGE=0 that
 # closes the connection and the next message reconnects. Persistent connections avoid that cost.
 DATABASES["default"]["CONN_MAX_AGE"] = 60
+# A kept connection that the database dropped meanwhile (a restart, an idle timeout) is found by a SELECT 1
+# before its first use in each call and replaced, rather than failing that call.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:

@@ -1,4 +1,4 @@
-"""ORM code run from test coroutines, and the database connections worker threads leave open.
+"""ORM code run from test coroutines, the database connections worker threads leave open, and lost ones.
 
 Channels' test communicators turn ``close_old_connections()`` into a no-op while they wait for the
 application, so a thread that served ``database_sync_to_async`` work meanwhile keeps its connection after the
@@ -13,7 +13,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import psycopg
 from channels.db import database_sync_to_async
+from django.db import OperationalError
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.signals import connection_created
 
@@ -21,6 +23,13 @@ from django.db.backends.signals import connection_created
 @database_sync_to_async
 def db_call(func: Any, *args: Any, **kwargs: Any) -> Any:
     return func(*args, **kwargs)
+
+
+def lost_connection(cause: Exception | None = None) -> OperationalError:
+    """The error Django raises when PostgreSQL ended the connection under a statement (pg_terminate_backend)."""
+    exc = OperationalError("terminating connection due to administrator command")
+    exc.__cause__ = cause or psycopg.errors.AdminShutdown("terminating connection due to administrator command")
+    return exc
 
 
 async def orm(func: Callable[..., Any], *args: Any) -> Any:

@@ -60,6 +60,9 @@ STATIC_URL = "/static/"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+_conn_max_age = int(os.environ.get("MCP_TEST_CONN_MAX_AGE") or 0)
+
+
 def _database(url: str | None) -> dict[str, object]:
     if not url:
         return _sqlite(os.environ.get("MCP_TEST_SQLITE_PATH"))
@@ -73,6 +76,10 @@ def _database(url: str | None) -> dict[str, object]:
         "PORT": parts.port or 5432,
         # One test database per run, so that runs sharing the server never collide.
         "TEST": {"NAME": f"test_mcp_tools_{os.getpid()}"},
+        # Live servers may keep connections, with health checks as the deployment docs recommend (unless
+        # MCP_TEST_CONN_HEALTH_CHECKS=0); the in-process tests close them, and count no SELECT 1.
+        "CONN_MAX_AGE": _conn_max_age,
+        "CONN_HEALTH_CHECKS": bool(_conn_max_age) and os.environ.get("MCP_TEST_CONN_HEALTH_CHECKS") != "0",
     }
 
 

@@ -30,7 +30,7 @@ from mcp_tools.exceptions import INVALID_PARAMS
 from mcp_tools.models import AccessToken, Tool, ToolCall
 from mcp_tools.protocol.jsonrpc import encode
 from mcp_tools.server.calls import GENERIC_FAILURE
-from tests.db import db_call
+from tests.db import db_call, lost_connection
 from tests.live.asgi_http import HttpClient
 from tests.messages import error, rpc, text_result
 from tests.testapp.mcp_tools import gate
@@ -766,6 +766,36 @@ def test_the_quick_secret_check_agrees_with_the_shared_rule(pieces, extra):
     name = "".join(word + separator for word, separator in pieces)
 
     assert SecretNames(extra)(name) is is_secret_name(name, extra)
+
+
+@pytest.fixture
+def connection_lost_once(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The first audit write meets a connection the database ended since the last one; the sizes tried."""
+    tried: list[int] = []
+    original = audit_module._execute_many
+
+    def execute_many(rows: list[audit_module.Row]) -> None:
+        tried.append(len(rows))
+        if len(tried) == 1:
+            raise lost_connection()
+        original(rows)
+
+    monkeypatch.setattr(audit_module, "_execute_many", execute_many)
+    return tried
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("flush_seconds", [0, 3600])
+async def test_rows_whose_write_lost_its_connection_are_written_on_a_fresh_one(
+    settings, connection_lost_once, flush_seconds
+):
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "AUDIT_FLUSH_SECONDS": flush_seconds}
+
+    await asyncio.gather(*(audit_log().record(**audit_row(f"t{n}")) for n in range(3)))
+    await audit_log().flush()
+
+    assert [r["tool_name"] for r in await db_call(rows)] == ["t0", "t1", "t2"]
+    assert connection_lost_once[1] == connection_lost_once[0]  # the failed batch, tried again whole
 
 
 @pytest.mark.django_db(transaction=True)

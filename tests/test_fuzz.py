@@ -592,10 +592,10 @@ async def test_numbers_json_cannot_hold_are_a_parse_error_not_echoed(tools: None
     assert wire.sent[-1] == error(None, PARSE_ERROR, "Parse error")
 
 
-async def test_a_tool_result_json_cannot_hold_is_a_generic_tool_failure(tools: None, user: Any) -> None:
+async def test_a_tool_result_json_cannot_hold_is_a_clear_tool_failure(tools: None, user: Any) -> None:
     wire = await connected(user)
 
     reply = await wire.call("multiply", {"x": 1e308, "y": 10})
 
-    assert reply["result"] == text_result("The tool failed with an internal error.", is_error=True)
+    assert reply["result"] == text_result("The tool returned a value that cannot be sent as JSON.", is_error=True)
     assert "Infinity" not in encode(wire.sent[-1])

@@ -15,6 +15,7 @@ TEST_MODULES = sorted(TESTS.glob("test_*.py"))
 # the fresh project, or subprocess itself.
 PROCESS_MODULES = {
     "tests.live.browser",
+    "tests.live.cluster",
     "tests.live.demo",
     "tests.live.fresh_project",
     "tests.live.fixtures",

@@ -4,7 +4,8 @@ A call waits for its own row; the rows of calls finishing while a write is under
 next insert (a group commit), so under load one write serves many calls and alone it serves one. A worker
 process killed at any moment has lost no row of a call it answered. ``AUDIT_FLUSH_SECONDS`` trades that
 for speed: rows then wait off the response path for up to that long (or a full batch), and the rows
-waiting when a process is killed are lost.
+waiting when a process is killed are lost. A write that finds its connection lost (a database restart)
+is made once more on a fresh one; one that still fails (the database down) is logged, and its rows lost.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from django.utils import timezone
 
 from mcp_tools.access.audit_arguments import UNSTORABLE, storable_text
 from mcp_tools.conf import mcp_settings
+from mcp_tools.connections import retried
 from mcp_tools.loops import PerLoop
 
 logger = logging.getLogger("mcp_tools")
@@ -128,6 +130,13 @@ def as_values(row: dict[str, Any]) -> Row:
 
 
 def _insert(rows: list[Row]) -> None:
+    """Insert ``rows``; a connection lost since the last write (a database restart) is replaced once."""
+    from mcp_tools.models import ToolCall
+
+    retried(_insert_on, router.db_for_write(ToolCall))(rows)
+
+
+def _insert_on(rows: list[Row]) -> None:
     try:
         _execute_many(rows)
     except IntegrityError:

@@ -16,11 +16,13 @@ from typing import Any, Protocol, cast
 
 from django.contrib.auth import get_user
 from django.contrib.auth.models import AnonymousUser
+from django.db import router
 from django.http import HttpRequest
 from django.utils import timezone
 
 from mcp_tools.access.resource import challenge
 from mcp_tools.conf import mcp_settings
+from mcp_tools.connections import retried
 from mcp_tools.exceptions import MCPError
 
 
@@ -219,6 +221,13 @@ def from_memory(request: Connection) -> tuple[Any, Any] | None:
         return None
     finally:
         _memory_only.reset(reset)
+
+
+def authenticate_anew(request: Connection) -> tuple[Any, Any]:
+    """``authenticate``, once more on a fresh connection when the kept one was lost (a database restart)."""
+    from mcp_tools.models import AccessToken
+
+    return retried(authenticate, router.db_for_read(AccessToken))(request)
 
 
 def authenticate(request: Connection) -> tuple[Any, Any]:

@@ -10,8 +10,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from channels.db import database_sync_to_async
+from django.db import router
 
 from mcp_tools.conf import mcp_settings
+from mcp_tools.connections import retried
 
 
 class Composable(type):
@@ -172,7 +174,8 @@ async def prepare(user: Any) -> None:
     """Load ``user``'s groups and permissions once in a worker thread, so that checks made on the event loop
     read them from the user object instead of querying the database (which async code must not do)."""
     if getattr(user, "is_authenticated", False) and not hasattr(user, MODEL_PERMISSIONS):
-        await database_sync_to_async(_load)(user)
+        # Read again on a fresh connection if the kept one was lost (a database restart).
+        await database_sync_to_async(retried(_load, router.db_for_read(type(user))))(user)
 
 
 def user_key(user: Any) -> tuple[Any, ...]:

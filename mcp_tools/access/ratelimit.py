@@ -1,6 +1,7 @@
 """Rate limits through django-ratelimit on the shared Django cache: per user and per token, per tool.
 
-Calls refused as denied or unknown count apart, against ``DENIED_RATE``, across every tool name.
+A site token's own ``rate_limit`` counts its calls across every tool, and binds whenever it is the lower
+rate. Calls refused as denied or unknown count apart, against ``DENIED_RATE``, across every tool name.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from mcp_tools.validators import parse_rate
 
 GROUP = "mcp_tools.call"
 DENIED_GROUP = "mcp_tools.denied"
+TOKEN_GROUP = "mcp_tools.token"
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,9 @@ def _count(rate: str, group: str, keys: list[str]) -> Limited | None:
 
 async def check(user: Any, token: Any, entry: Any, overrides: dict[tuple[int, int | None], str]) -> Limited | None:
     """Count this call against its rate; ``Limited`` when it is over."""
+    limited = await check_token(token)
+    if limited is not None:
+        return limited
     rate = rate_for(user, entry, overrides)
     if not rate:
         return None
@@ -87,3 +92,14 @@ async def check_denied(user: Any, token: Any) -> Limited | None:
     if not rate:
         return None
     return await sync_to_async(_count, thread_sensitive=False)(rate, DENIED_GROUP, _keys(user, token))
+
+
+async def check_token(token: Any) -> Limited | None:
+    """Count a call against its token's own rate, across every tool; ``Limited`` when it is over.
+
+    Only site tokens carry a rate; OAuth access tokens and session logins have none.
+    """
+    rate = getattr(token, "rate_limit", "")
+    if not rate:
+        return None
+    return await sync_to_async(_count, thread_sensitive=False)(rate, TOKEN_GROUP, [f"token:{token.pk}"])

@@ -342,13 +342,13 @@ def pretty_json(value: Any) -> str:
 class AccessTokenForm(forms.ModelForm):
     class Meta:
         model = AccessToken
-        fields = ("user", "name", "expires_at")
+        fields = ("user", "name", "expires_at", "rate_limit")
 
 
 @admin.register(AccessToken)
 class AccessTokenAdmin(admin.ModelAdmin):
     form = AccessTokenForm
-    list_display = ("hint", "user", "name", "created_at", "expires_at", "last_used_at")
+    list_display = ("hint", "user", "name", "rate_limit", "created_at", "expires_at", "last_used_at")
     list_filter = ("created_at", "expires_at")
     search_fields = ("name", "user__username", "hint")
     readonly_fields = ("hint", "created_at", "last_used_at")
@@ -357,8 +357,8 @@ class AccessTokenAdmin(admin.ModelAdmin):
 
     def get_fields(self, request: HttpRequest, obj: AccessToken | None = None) -> tuple[str, ...]:
         if obj is None:
-            return ("user", "name", "expires_at")
-        return ("user", "name", "hint", "expires_at", "created_at", "last_used_at")
+            return ("user", "name", "expires_at", "rate_limit")
+        return ("user", "name", "hint", "expires_at", "rate_limit", "created_at", "last_used_at")
 
     def get_readonly_fields(self, request: HttpRequest, obj: AccessToken | None = None) -> list[str]:
         readonly = list(self.readonly_fields)

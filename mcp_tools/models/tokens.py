@@ -20,10 +20,10 @@ def hash_token(raw: str) -> str:
 
 
 class AccessTokenManager(models.Manager["AccessToken"]):
-    def issue(self, user: Any, *, name: str = "", days: int | None = None) -> tuple[AccessToken, str]:
-        """Create a token; returns the row and the only copy of the secret."""
+    def issue(self, user: Any, *, name: str = "", days: int | None = None, rate: str = "") -> tuple[AccessToken, str]:
+        """Create a token, ``rate`` its own limit across every tool; returns the row and the only copy of the secret."""
         expires = timezone.now() + timedelta(days=days) if days else None
-        token = self.model(user=user, name=name, expires_at=expires)
+        token = self.model(user=user, name=name, expires_at=expires, rate_limit=rate)
         raw = token.new_secret()
         token.save(using=self._db)
         return token, raw

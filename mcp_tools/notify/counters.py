@@ -7,9 +7,11 @@ process, a change made from ``manage.py shell``) learns of changes by reading th
 
 from __future__ import annotations
 
+from django.db import router
 from django.db.models import F
 
 from mcp_tools.conf import mcp_settings
+from mcp_tools.connections import retried
 
 TOOLS = "tools"  # tools, their grants, model queries and rate overrides
 ACCESS = "access"  # users, groups, memberships and permissions
@@ -29,7 +31,14 @@ def bump(kind: str = TOOLS, using: str | None = None) -> None:
 
 
 def read() -> Counters:
-    """Every counter's committed value (0 for a kind never changed)."""
+    """Every counter's committed value (0 for a kind never changed); once more on a fresh connection if the
+    kept one was lost."""
+    from mcp_tools.models import ChangeCounter
+
+    return retried(_read, router.db_for_read(ChangeCounter))()
+
+
+def _read() -> Counters:
     from mcp_tools.models import ChangeCounter
 
     found = dict(ChangeCounter.objects.filter(pk__in=KINDS).values_list("name", "value"))

@@ -7,11 +7,15 @@ import logging
 import time
 from typing import Any
 
+from django.db import InterfaceError, OperationalError
+
 from mcp_tools.access import credentials, permissions, ratelimit, user_calls
 from mcp_tools.access.audit import audit_log
 from mcp_tools.access.audit_arguments import stored_arguments
 from mcp_tools.conf import mcp_settings
+from mcp_tools.connections import connection_lost, log_lost
 from mcp_tools.exceptions import (
+    DatabaseUnavailable,
     InvalidArguments,
     InvalidParams,
     MissingClientCapability,
@@ -23,12 +27,13 @@ from mcp_tools.loops import Deadline
 from mcp_tools.models import Tool, ToolCall
 from mcp_tools.protocol import errors, shapes
 from mcp_tools.protocol import versions as v
-from mcp_tools.protocol.jsonrpc import Encoded, Request, compact_encoder, notification
+from mcp_tools.protocol.jsonrpc import Encoded, Request, compact_encoder, depth_exceeds
 from mcp_tools.protocol.versions import Revision
+from mcp_tools.server.progress import ProgressSender
 from mcp_tools.server.session import InFlight, Session
 from mcp_tools.tools import threads
 from mcp_tools.tools.catalog import catalog
-from mcp_tools.tools.content import CallResult
+from mcp_tools.tools.content import CallResult, MalformedContent, Unsendable
 from mcp_tools.tools.context import CallCancelled, Context
 from mcp_tools.tools.entries import Entry
 from mcp_tools.tools.executors import execute
@@ -36,8 +41,13 @@ from mcp_tools.tools.snapshot import Snapshot
 
 logger = logging.getLogger("mcp_tools")
 GENERIC_FAILURE = "The tool failed with an internal error."
+UNSENDABLE = "The tool returned a value that cannot be sent as JSON."
+MALFORMED = "The tool returned a content block that clients cannot read."
+TOO_DEEP = "The result is nested deeper than {} levels."
+# Deeper than this, common JSON parsers on the client side (serde_json stops at 128) refuse a message.
+MAX_RESULT_DEPTH = 100
+DATABASE_UNAVAILABLE = DatabaseUnavailable.default_message
 Outcome = ToolCall.Outcome
-PROGRESS = "notifications/progress"
 
 
 class Refused(Exception):
@@ -76,15 +86,21 @@ class Call:
             await self.audit()
 
     async def _answer(self) -> dict[str, Any]:
-        snapshot = await catalog.get()
         try:
-            result = await self.result(snapshot)
+            result = await self.result(await catalog.get())
         except InvalidArguments as exc:
             self.outcome, self.message = Outcome.INVALID, str(exc)
             return errors.invalid_arguments(str(exc), self.revision)
         except Refused as exc:
             self.outcome, self.message = exc.outcome, str(exc)
             result = CallResult([{"type": "text", "text": str(exc)}], is_error=True, value=str(exc))
+        except (OperationalError, InterfaceError) as exc:
+            if not connection_lost(exc):
+                raise
+            # The thread that met it has closed the lost connection: the next call connects anew.
+            log_lost(exc, f"calling {self.name}")
+            self.outcome, self.message = Outcome.ERROR, DATABASE_UNAVAILABLE
+            result = CallResult([{"type": "text", "text": DATABASE_UNAVAILABLE}], is_error=True)
         if result.is_error and self.outcome == Outcome.OK:
             self.outcome = Outcome.ERROR
             self.message = " ".join(b.get("text", "") for b in result.content if b.get("type") == "text")
@@ -103,12 +119,16 @@ class Call:
         """The result's JSON, its size recorded; Refused when it cannot be sent."""
         try:
             text = _encode_result(shaped)
-        except ValueError:
-            logger.error("Tool %s returned NaN or Infinity, which JSON cannot carry", self.name)
-            raise Refused(Outcome.ERROR, GENERIC_FAILURE) from None
+        except (TypeError, ValueError, RecursionError) as exc:
+            logger.error("Tool %s returned a value that cannot be sent as JSON: %s", self.name, exc)
+            raise Refused(Outcome.ERROR, UNSENDABLE) from None
         self.result_bytes = len(text)
         if self.result_bytes > int(mcp_settings.MAX_RESULT_BYTES):
             raise Refused(Outcome.ERROR, f"The result is larger than {mcp_settings.MAX_RESULT_BYTES} bytes.")
+        # Each level opens a bracket: a result with no more brackets than the limit cannot nest deeper.
+        if text.count("[") + text.count("{") > MAX_RESULT_DEPTH and depth_exceeds(shaped, MAX_RESULT_DEPTH):
+            logger.error("Tool %s returned a result nested deeper than %d levels", self.name, MAX_RESULT_DEPTH)
+            raise Refused(Outcome.ERROR, TOO_DEEP.format(MAX_RESULT_DEPTH))
         return text
 
     async def result(self, snapshot: Snapshot) -> CallResult:
@@ -195,7 +215,8 @@ class Call:
             self.session.batched_calls -= 1
 
     async def execute(self, entry: Entry, arguments: dict[str, Any]) -> CallResult:
-        ctx = self.context(entry)
+        progress = ProgressSender(self.session.emit, entry.name)
+        ctx = self.context(entry, progress)
         timeout = self.time_limit(entry)
         try:
             # A deadline on this task rather than wait_for's: no second task per call, and no timer either.
@@ -211,16 +232,27 @@ class Call:
         except CallCancelled:
             # The tool saw its cancellation (ctx.check_cancelled()): the call ends as cancelled, unanswered.
             raise asyncio.CancelledError from None
-        except Exception:
+        except MalformedContent as exc:
+            logger.error("Tool %s returned a content block that clients cannot read: %s", entry.name, exc)
+            return CallResult([{"type": "text", "text": MALFORMED}], is_error=True)
+        except Unsendable as exc:
+            logger.error("Tool %s returned a value that cannot be sent as JSON: %s", entry.name, exc)
+            return CallResult([{"type": "text", "text": UNSENDABLE}], is_error=True)
+        except Exception as exc:
+            if connection_lost(exc):
+                raise
             logger.error("Tool %s failed", entry.name, exc_info=bool(mcp_settings.LOG_TRACEBACKS))
             return CallResult([{"type": "text", "text": GENERIC_FAILURE}], is_error=True)
+        finally:
+            # Answered from here on: progress from a thread or a task the tool left behind is not sent.
+            progress.close()
         return check_output(entry, result)
 
     @staticmethod
     def time_limit(entry: Entry) -> float:
         return float(entry.timeout_seconds or mcp_settings.CALL_TIMEOUT_SECONDS)
 
-    def context(self, entry: Entry) -> Context:
+    def context(self, entry: Entry, progress: ProgressSender) -> Context:
         meta = self.request.params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         ctx = Context(
@@ -228,7 +260,7 @@ class Call:
             tool_name=entry.name,
             request_id=self.request.id,
             progress_token=token if isinstance(token, int | str) and not isinstance(token, bool) else None,
-            progress=self.progress,
+            progress=progress,
             transport=self.session.transport,
             session_id=self.session.session_id,
             credential=self.session.token,
@@ -237,9 +269,6 @@ class Call:
         if running is not None:
             running.ctx = ctx
         return ctx
-
-    def progress(self, params: dict[str, Any]) -> None:
-        self.session.emit(notification(PROGRESS, params))
 
     def own_entry(self) -> InFlight | None:
         """This call's in-flight entry; a batch member has none, though a spawned request may hold its id."""

@@ -12,7 +12,9 @@ from typing import Any
 from mcp_tools import __version__
 from mcp_tools.access import permissions
 from mcp_tools.conf import mcp_settings
+from mcp_tools.connections import connection_lost, log_lost
 from mcp_tools.exceptions import (
+    DatabaseUnavailable,
     InvalidParams,
     InvalidRequest,
     MethodNotFound,
@@ -228,7 +230,10 @@ class Server:
             result = await self.methods[message.method](session, message, terms)
         except ProtocolError as exc:
             return error_response(message.id, exc)
-        except Exception:
+        except Exception as exc:
+            if connection_lost(exc):
+                log_lost(exc, f"answering {message.method}")
+                return error_response(message.id, DatabaseUnavailable())
             logger.exception("Unexpected error answering %s", message.method)
             return error_response(message.id, ProtocolError())
         if terms.revision.is_modern:

@@ -7,6 +7,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 NO_STRUCTURED: Any = object()  # "no structured content", as distinct from a structured None
+# The string fields each known kind of block must carry; a kind not named here is sent as a text placeholder.
+_REQUIRED: dict[str, tuple[str, ...]] = {
+    "text": ("text",),
+    "image": ("data", "mimeType"),
+    "audio": ("data", "mimeType"),
+    "resource": (),
+    "resource_link": ("uri", "name"),
+}
+
+
+class Unsendable(Exception):
+    """A tool produced a value that cannot be sent as JSON."""
+
+
+class MalformedContent(Unsendable):
+    """A tool produced a content block that clients cannot read."""
 
 
 class Content(dict[str, Any]):
@@ -36,6 +52,18 @@ def resource_link(uri: str, name: str, *, mime_type: str | None = None, descript
     if description:
         link["description"] = description
     return link
+
+
+def block_problem(block: Any) -> str | None:
+    """What is wrong with a content block (for the log), or None when a client can read it."""
+    if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+        return "a content block is not an object with a string type"
+    missing = [name for name in _REQUIRED.get(block["type"], ()) if not isinstance(block.get(name), str)]
+    if missing:
+        return f"a {block['type']} block lacks the string fields {', '.join(missing)}"
+    if block["type"] == "resource" and not isinstance(block.get("resource"), dict):
+        return "a resource block lacks its resource object"
+    return None
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -87,7 +88,9 @@ class Context:
             params["message"] = message
         if self._loop is None or _running_loop() is self._loop:
             self._progress(params)
-        else:
+            return
+        # A closed loop (the server stopped) leaves nobody to tell.
+        with contextlib.suppress(RuntimeError):
             self._loop.call_soon_threadsafe(self._progress, params)
 
 

@@ -18,6 +18,8 @@ from django.db.models.fields.files import FieldFile
 from django.utils.functional import Promise
 
 _PLAIN = (bool, int, float, str, type(None))
+# Keys that read as their text; any other object would put its repr in a callable's result.
+_KEYS = (*_PLAIN, decimal.Decimal, datetime.date, datetime.time, uuid.UUID, Promise)
 # One encoder for every call: json.dumps with options builds a new one each time.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
@@ -64,12 +66,20 @@ def plain(value: Any, *, lenient: bool = False) -> Any:
     if isinstance(value, FieldFile):
         return value.name
     if isinstance(value, Mapping):
-        return {str(key): plain(item, lenient=lenient) for key, item in value.items()}
+        return {
+            key if type(key) is str else _key(key, lenient): plain(item, lenient=lenient) for key, item in value.items()
+        }
     if isinstance(value, list | tuple | set | frozenset):
         return [plain(item, lenient=lenient) for item in value]
     if lenient:
         return str(value)
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _key(key: Any, lenient: bool) -> str:
+    if lenient or isinstance(key, _KEYS):
+        return str(key)
+    raise TypeError(f"Keys of type {type(key).__name__} are not JSON serializable")
 
 
 def text(value: Any) -> str:

@@ -9,11 +9,14 @@ from typing import Any
 
 from channels.consumer import AsyncConsumer
 from channels.db import database_sync_to_async
+from django.db import InterfaceError, OperationalError
 
 from mcp_tools.access import permissions
-from mcp_tools.access.authentication import AuthenticationFailed, authenticate, from_memory, refusal_challenge
+from mcp_tools.access.authentication import AuthenticationFailed, authenticate_anew, from_memory, refusal_challenge
 from mcp_tools.conf import mcp_settings
+from mcp_tools.connections import connection_lost, log_lost
 from mcp_tools.exceptions import (
+    DatabaseUnavailable,
     HeaderMismatch,
     InvalidParams,
     InvalidRequest,
@@ -41,6 +44,7 @@ LEGACY_HEADER_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2
 JSON_HEADERS = [(b"content-type", b"application/json")]
 # An initialize that created no session: the request could not be accepted (spec: an HTTP error status).
 INITIALIZE_FAILED = 400
+RETRY_AFTER = b"5"  # seconds: about how long a database restart or failover takes
 
 
 # The HTTP status a 2026-07-28 response carries, by the kind of error it holds (PROTOCOL.md §3); a result,
@@ -55,6 +59,7 @@ MODERN_STATUS: dict[type[ProtocolError], int] = {
     MissingClientCapability: 400,
     UnsupportedProtocolVersion: 400,
     Unauthenticated: 401,
+    DatabaseUnavailable: 503,
 }
 
 
@@ -74,9 +79,20 @@ class MCPHttpConsumer(AsyncConsumer):
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         request = HTTPRequest(scope, receive, send)
         try:
-            await self.serve(request)
+            await self.serve_available(request)
         except HTTPError as exc:
             await request.respond(exc.status, jsonrpc.encode(exc.response).encode(), [*JSON_HEADERS, *exc.headers])
+
+    async def serve_available(self, request: HTTPRequest) -> None:
+        """``serve``; a 503 when the database is lost before the request reaches a method (credentials,
+        sessions), as the methods themselves answer such a loss in JSON-RPC."""
+        try:
+            await self.serve(request)
+        except (OperationalError, InterfaceError) as exc:
+            if not connection_lost(exc):
+                raise
+            log_lost(exc, "before a request reached its method")
+            raise HTTPError(503, DatabaseUnavailable(), headers=[(b"retry-after", RETRY_AFTER)]) from None
 
     async def serve(self, request: HTTPRequest) -> None:
         if not host_allowed(request.headers.get("Host")):
@@ -101,7 +117,7 @@ class MCPHttpConsumer(AsyncConsumer):
             # A client that keeps calling is known from memory; only a new or stale credential costs a
             # trip to a database thread.
             known = from_memory(request)
-            user, token = known if known is not None else await database_sync_to_async(authenticate)(request)
+            user, token = known if known is not None else await database_sync_to_async(authenticate_anew)(request)
         except AuthenticationFailed as exc:
             raise HTTPError(exc.status, InvalidRequest(str(exc)), headers=_challenge(request, exc)) from None
         if not permissions.may_connect(user):

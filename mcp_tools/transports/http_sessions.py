@@ -23,11 +23,13 @@ from functools import cached_property, partial
 from typing import Any
 
 from channels.db import database_sync_to_async
+from django.db import router
 from django.db.models import Q
 from django.utils import timezone
 
 from mcp_tools.access import concurrency
 from mcp_tools.conf import mcp_settings
+from mcp_tools.connections import retried
 from mcp_tools.notify.events import channel_layer, group_name
 from mcp_tools.notify.hub import cross_process, hub, on_event
 from mcp_tools.protocol import versions
@@ -297,6 +299,13 @@ def prune() -> int:
 
 
 def _fetch(session_id: str) -> SessionRecord | None:
+    """The live session's record, its last use noted; once more on a fresh connection if the kept one was lost."""
+    from mcp_tools.models import ClientSession
+
+    return retried(_fetch_on, router.db_for_write(ClientSession))(session_id)
+
+
+def _fetch_on(session_id: str) -> SessionRecord | None:
     from mcp_tools.models import ClientSession
 
     cutoff = timezone.now() - timedelta(seconds=int(mcp_settings.SESSION_TTL_SECONDS))

@@ -7,11 +7,13 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.db import InterfaceError, OperationalError
 
 from mcp_tools.access import permissions
-from mcp_tools.access.authentication import AuthenticationFailed, authenticate, refusal_challenge
+from mcp_tools.access.authentication import AuthenticationFailed, authenticate_anew, refusal_challenge
 from mcp_tools.conf import mcp_settings
-from mcp_tools.exceptions import InvalidRequest
+from mcp_tools.connections import connection_lost, log_lost
+from mcp_tools.exceptions import DatabaseUnavailable, InvalidRequest, ProtocolError
 from mcp_tools.notify.hub import hub, too_many_connections
 from mcp_tools.protocol.errors import error_response
 from mcp_tools.protocol.jsonrpc import encode
@@ -50,9 +52,15 @@ class MCPWebsocketConsumer(DirectDispatch, AsyncWebsocketConsumer):
             await self.refuse(403, f"Invalid {problem.capitalize()} header")
             return
         try:
-            user, token = await database_sync_to_async(authenticate)(handshake)
+            user, token = await database_sync_to_async(authenticate_anew)(handshake)
         except AuthenticationFailed as exc:
             await self.refuse(exc.status, str(exc), refusal_challenge(handshake, exc))
+            return
+        except (OperationalError, InterfaceError) as exc:
+            if not connection_lost(exc):
+                raise
+            log_lost(exc, "authenticating a WebSocket")
+            await self.refuse(503, DatabaseUnavailable())
             return
         if not permissions.may_connect(user):
             await self.refuse(401, "Authentication required", refusal_challenge(handshake))
@@ -74,15 +82,17 @@ class MCPWebsocketConsumer(DirectDispatch, AsyncWebsocketConsumer):
         offered = self.scope.get("subprotocols") or []
         await self.accept(SUBPROTOCOL if SUBPROTOCOL in offered else None)
 
-    async def refuse(self, status: int, reason: str, challenge: str = "") -> None:
-        """Deny the handshake with an HTTP status where the server supports it, else close (403)."""
+    async def refuse(self, status: int, reason: str | ProtocolError, challenge: str = "") -> None:
+        """Deny the handshake with an HTTP status where the server supports it, else close (403); the body is
+        ``reason``'s error (a text: -32600)."""
         if "websocket.http.response" not in self.scope.get("extensions", {}):
             await self.close()
             return
         headers = [(b"content-type", b"application/json")]
         if challenge:
             headers.append((b"www-authenticate", challenge.encode("latin-1", "replace")))
-        body = encode(error_response(None, InvalidRequest(reason))).encode()
+        error = reason if isinstance(reason, ProtocolError) else InvalidRequest(reason)
+        body = encode(error_response(None, error)).encode()
         await self.base_send({"type": "websocket.http.response.start", "status": status, "headers": headers})
         await self.base_send({"type": "websocket.http.response.body", "body": body})
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mcp_tools.models import AccessToken
+from mcp_tools.validators import validate_rate
 
 
 class Command(BaseCommand):
@@ -19,6 +21,7 @@ class Command(BaseCommand):
         create.add_argument("username")
         create.add_argument("--name", default="", help="A label shown in the admin.")
         create.add_argument("--days", type=int, default=None, help="Expire after this many days.")
+        create.add_argument("--rate", default="", help='Calls across every tool, e.g. "60/m" (default: no own rate).')
         listing = sub.add_parser("list", help="List a user's tokens (never the secrets).")
         listing.add_argument("username")
         revoke = sub.add_parser("revoke", help="Delete tokens starting with PREFIX.")
@@ -34,10 +37,14 @@ class Command(BaseCommand):
         except model.DoesNotExist:
             raise CommandError(f"No user {username!r}.") from None
 
-    def handle_create(self, *, username: str, name: str, days: int | None, **options: Any) -> None:
+    def handle_create(self, *, username: str, name: str, days: int | None, rate: str, **options: Any) -> None:
         if days is not None and days < 1:
             raise CommandError("--days must be at least 1.")
-        _token, raw = AccessToken.objects.issue(self._user(username), name=name, days=days)
+        try:
+            validate_rate(rate)
+        except ValidationError:
+            raise CommandError('--rate must be a rate like "30/m", "1000/h" or "10/5s".') from None
+        _token, raw = AccessToken.objects.issue(self._user(username), name=name, days=days, rate=rate)
         self.stdout.write(raw)
 
     def handle_list(self, *, username: str, **options: Any) -> None:

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_tools.tools import encoding
-from mcp_tools.tools.content import NO_STRUCTURED, CallResult, Content, ToolResult
+from mcp_tools.tools.content import (
+    NO_STRUCTURED,
+    CallResult,
+    Content,
+    MalformedContent,
+    ToolResult,
+    Unsendable,
+    block_problem,
+)
 from mcp_tools.tools.context import Context
 from mcp_tools.tools.entries import Entry
 from mcp_tools.tools.registry import RegisteredTool, registry
@@ -21,18 +29,26 @@ async def run(entry: Entry, arguments: dict[str, Any], ctx: Context) -> CallResu
         value = await registered.func(**kwargs)
     else:
         value = await run_sync(registered.func, **kwargs)
-    return to_result(value, registered, entry.spec.output_schema is not None)
+    try:
+        return to_result(value, registered, entry.spec.output_schema is not None)
+    except MalformedContent:
+        raise
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise Unsendable(f"{type(exc).__name__}: {exc}") from None
 
 
 def to_result(value: Any, registered: RegisteredTool, has_output_schema: bool) -> CallResult:
     """Turn what a callable returned into content and, where it is structured, structuredContent."""
     if isinstance(value, ToolResult):
-        plain_value = None if value.structured is NO_STRUCTURED else value.structured
-        return CallResult(list(value.content), value.structured, value.is_error, plain_value)
+        # The author's own blocks and structured value obey the same rules as a plain return value.
+        if value.structured is NO_STRUCTURED:
+            return CallResult(_blocks(value.content), NO_STRUCTURED, value.is_error, None)
+        given = encoding.plain(value.structured)
+        return CallResult(_blocks(value.content), given, value.is_error, given)
     if _is_content(value):
-        return CallResult([value], value=None)
+        return CallResult(_blocks([value]), value=None)
     if isinstance(value, list) and value and all(_is_content(v) for v in value):
-        return CallResult(list(value), value=None)
+        return CallResult(_blocks(value), value=None)
     if isinstance(value, str) and not registered.wraps_result:
         return CallResult([{"type": "text", "text": value}], value=value)
     plain = encoding.plain(value)
@@ -43,6 +59,16 @@ def to_result(value: Any, registered: RegisteredTool, has_output_schema: bool) -
         structured = plain
     text = plain if isinstance(plain, str) else encoding.text(plain)
     return CallResult([{"type": "text", "text": text}], structured, value=plain)
+
+
+def _blocks(blocks: Any) -> list[dict[str, Any]]:
+    if not isinstance(blocks, list | tuple):
+        raise TypeError(f"content is a {type(blocks).__name__}, not a list of blocks")
+    plain_blocks = [encoding.plain(block) for block in blocks]
+    problem = next(filter(None, map(block_problem, plain_blocks)), None)
+    if problem is not None:
+        raise MalformedContent(problem)
+    return plain_blocks
 
 
 def _is_content(value: Any) -> bool:

@@ -1,0 +1,1 @@
+"""An app of tools whose output or progress misbehaves; installed only by tests.settings_misbehaving."""
