@@ -20,6 +20,9 @@ POSITIVE_INTS = (
     "MAX_MESSAGE_BYTES",
     "MAX_DEPTH",
     "MAX_CONCURRENT_CALLS",
+    "MAX_CALLS_PER_USER",
+    "TOOL_THREADS",
+    "USER_THREADS",
     "CALL_TIMEOUT_SECONDS",
     "MAX_RESULT_BYTES",
     "AUDIT_BATCH_SIZE",
@@ -93,8 +96,14 @@ def _positive_int_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
             id="mcp_tools.E004",
         )
         for name in POSITIVE_INTS
-        if name in value and (not isinstance(value[name], int) or isinstance(value[name], bool) or value[name] < 1)
+        if name in value and not _positive_int_or_derived(name, value[name])
     ]
+
+
+def _positive_int_or_derived(name: str, item: Any) -> bool:
+    if item is None and DEFAULTS[name] is None:
+        return True  # derived from another setting
+    return isinstance(item, int) and not isinstance(item, bool) and item >= 1
 
 
 def _seconds_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:

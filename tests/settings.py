@@ -133,8 +133,9 @@ for _key in ("FRESHNESS_SECONDS", "TOKEN_CACHE_SECONDS", "SAFETY_POLL_SECONDS", 
         MCP_TOOLS[_key] = float(os.environ[f"MCP_TEST_{_key}"])
 if os.environ.get("MCP_TEST_DEFAULT_RATE"):
     MCP_TOOLS["DEFAULT_RATE"] = os.environ["MCP_TEST_DEFAULT_RATE"]
-if os.environ.get("MCP_TEST_MAX_CONCURRENT_CALLS"):
-    MCP_TOOLS["MAX_CONCURRENT_CALLS"] = int(os.environ["MCP_TEST_MAX_CONCURRENT_CALLS"])
+for _key in ("MAX_CONCURRENT_CALLS", "MAX_CALLS_PER_USER", "TOOL_THREADS", "USER_THREADS"):
+    if os.environ.get(f"MCP_TEST_{_key}"):
+        MCP_TOOLS[_key] = int(os.environ[f"MCP_TEST_{_key}"])
 if os.environ.get("MCP_TEST_STDIO_POLL_SECONDS"):
     MCP_TOOLS["STDIO_POLL_SECONDS"] = float(os.environ["MCP_TEST_STDIO_POLL_SECONDS"])
 

@@ -145,7 +145,9 @@ def grant_formset(response: Any, prefix: str) -> Any:
 def test_the_tool_form_offers_the_access_fields_and_both_grant_inlines(admin_client):
     response = admin_client.get(f"{TOOLS_URL}add/")
 
-    assert {"everyone", "rate_limit", "timeout_seconds"} <= set(response.context["adminform"].form.fields)
+    assert {"everyone", "rate_limit", "timeout_seconds", "max_concurrent_calls"} <= set(
+        response.context["adminform"].form.fields
+    )
     assert [inline.formset.prefix for inline in response.context["inline_admin_formsets"]] == [
         "query",
         "sources",
@@ -166,13 +168,13 @@ def test_grants_and_limits_made_in_the_tool_form_are_saved(admin_client, user, d
 
     response = admin_client.post(
         f"{TOOLS_URL}add/",
-        tool_form(everyone="on", rate_limit="30/m", timeout_seconds="5")
+        tool_form(everyone="on", rate_limit="30/m", timeout_seconds="5", max_concurrent_calls="2")
         | grant_forms(users=[user.pk, bob.pk], groups=[sales.pk]),
     )
 
     assert response.status_code == 302
     tool = Tool.objects.get(name="adder")
-    assert (tool.everyone, tool.rate_limit, tool.timeout_seconds) == (True, "30/m", 5)
+    assert (tool.everyone, tool.rate_limit, tool.timeout_seconds, tool.max_concurrent_calls) == (True, "30/m", 5, 2)
     assert sorted(UserGrant.objects.filter(tool=tool).values_list("user__username", flat=True)) == ["alice", "bob"]
     assert list(GroupGrant.objects.filter(tool=tool).values_list("group__name", flat=True)) == ["sales"]
 

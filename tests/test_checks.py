@@ -101,6 +101,12 @@ CASES: list[tuple[str, dict[str, Any], list[checks.CheckMessage]]] = [
     ),
     ("PAGE_SIZE 0", {"MCP_TOOLS": {"PAGE_SIZE": 0}}, [not_positive("PAGE_SIZE")]),
     (
+        "thread and per-user limits that are not positive",
+        {"MCP_TOOLS": {"MAX_CALLS_PER_USER": 0, "TOOL_THREADS": "8", "USER_THREADS": 0}},
+        [not_positive("MAX_CALLS_PER_USER"), not_positive("TOOL_THREADS"), not_positive("USER_THREADS")],
+    ),
+    ("user threads derived", {"MCP_TOOLS": {"TOOL_THREADS": 4, "USER_THREADS": None}}, []),
+    (
         "freshness seconds that are not positive numbers",
         {"MCP_TOOLS": {"FRESHNESS_SECONDS": 0, "POLL_SECONDS": "1", "SAFETY_POLL_SECONDS": True}},
         [not_seconds("FRESHNESS_SECONDS"), not_seconds("POLL_SECONDS"), not_seconds("SAFETY_POLL_SECONDS")],

@@ -30,6 +30,7 @@ def seed_site() -> dict[str, Any]:
     add = Tool.objects.get(name="add")
     add.title, add.input_schema, add.icons = "Adder", CUSTOM_SCHEMA, [{"src": "https://example.com/add.png"}]
     add.destructive_hint, add.rate_limit, add.timeout_seconds, add.everyone = False, "30/m", 5, True
+    add.max_concurrent_calls = 3
     add.save()
     UserGrant.objects.create(tool=add, user=bob)
     UserGrant.objects.create(tool=add, user=carol)

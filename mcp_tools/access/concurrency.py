@@ -1,12 +1,13 @@
-"""Calls in progress of one legacy HTTP session, counted in the shared cache that every worker reads.
+"""Calls in progress counted in the shared cache that every worker reads: a legacy session's, a user's.
 
-A legacy session's requests may reach any worker process, so ``MAX_CONCURRENT_CALLS`` is counted where
-they all look: one counter per session in the cache django-ratelimit uses (``RATELIMIT_USE_CACHE``),
-raised atomically when a call starts and lowered when it ends. A worker killed mid-call never lowers it,
-so every start renews the counter's expiry to the call's time limit plus ``MARGIN_SECONDS``: a killed
-worker's calls stop counting once the session has started no call for that long. With a cache of one
-process (local memory, dummy) each process counts on its own, as it does for the other transports, and
-so it does while the shared cache cannot be reached (``cache_breaker`` logs the outage once; calls go on).
+A legacy session's requests, and a user's sessions, may reach any worker process, so
+``MAX_CONCURRENT_CALLS`` and ``MAX_CALLS_PER_USER`` are counted where they all look: one counter per key
+in the cache django-ratelimit uses (``RATELIMIT_USE_CACHE``), raised atomically when a call starts and
+lowered when it ends. A worker killed mid-call never lowers it, so every start renews the counter's expiry
+to the call's time limit plus ``MARGIN_SECONDS``: a killed worker's calls stop counting once the key has
+started no call for that long. With a cache of one process (local memory, dummy) each process counts on
+its own, as it does for the other transports, and so it does while the shared cache cannot be reached
+(``cache_breaker`` logs the outage once; calls go on).
 """
 
 from __future__ import annotations
@@ -58,11 +59,11 @@ def _settings_changed(*, setting: str, **kwargs: Any) -> None:
         _shared[0] = None
 
 
-class SessionCalls:
-    """The counter of one session's calls in progress, in every process."""
+class SharedCount:
+    """The counter of calls in progress under one key, in every process."""
 
-    def __init__(self, session_id: str) -> None:
-        self.key = PREFIX + session_id
+    def __init__(self, key: str) -> None:
+        self.key = PREFIX + key
 
     async def take(self, limit: int, seconds: float) -> bool | None:
         """Count one more call that may run ``seconds``: True once counted, False (nothing counted) when
@@ -80,6 +81,18 @@ class SessionCalls:
         # A call the cache missed while down expires there.
         with contextlib.suppress(CacheUnavailable):
             await sync_to_async(breaker.call, thread_sensitive=False)(_give_back, self.key)
+
+    def give_back_now(self) -> None:
+        """``give_back`` from a thread that runs no event loop (a tool's thread that outlived its call)."""
+        with contextlib.suppress(CacheUnavailable):
+            breaker.call(_give_back, self.key)
+
+
+class SessionCalls(SharedCount):
+    """The counter of one session's calls in progress, in every process."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(session_id)
 
 
 def _cache() -> BaseCache:

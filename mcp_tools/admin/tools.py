@@ -64,6 +64,7 @@ class ToolForm(forms.ModelForm):
             "everyone",
             "rate_limit",
             "timeout_seconds",
+            "max_concurrent_calls",
             "kind",
             "callable_name",
             "api_action",
@@ -219,7 +220,7 @@ class ToolAdmin(ToolHistoryAdmin):
         (
             _("Access"),
             {
-                "fields": ("everyone", "rate_limit", "timeout_seconds"),
+                "fields": ("everyone", "rate_limit", "timeout_seconds", "max_concurrent_calls"),
                 "description": _("Deny by default: grant the tool below to users or groups, or to everyone."),
             },
         ),

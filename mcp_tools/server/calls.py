@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db import InterfaceError, OperationalError
 
-from mcp_tools.access import credentials, permissions, ratelimit
+from mcp_tools.access import credentials, permissions, ratelimit, user_calls
 from mcp_tools.access.audit import audit_log
 from mcp_tools.access.audit_arguments import stored_arguments
 from mcp_tools.conf import mcp_settings
@@ -31,6 +31,7 @@ from mcp_tools.protocol.jsonrpc import Encoded, Request, compact_encoder, depth_
 from mcp_tools.protocol.versions import Revision
 from mcp_tools.server.progress import ProgressSender
 from mcp_tools.server.session import InFlight, Session
+from mcp_tools.tools import threads
 from mcp_tools.tools.catalog import catalog
 from mcp_tools.tools.content import CallResult, MalformedContent, Unsendable
 from mcp_tools.tools.context import CallCancelled, Context
@@ -179,16 +180,29 @@ class Call:
         validate_arguments(entry, arguments)
         shared = self.session.shared_calls
         if shared is None:
-            return await self.run_counted(entry, arguments)
+            return await self.run_leased(entry, arguments)
         # The session's calls in other worker processes count too (while the shared cache answers).
         taken = await shared.take(limit, self.time_limit(entry))
         if taken is False:
             raise Refused(Outcome.ERROR, too_many_calls())
         try:
-            return await self.run_counted(entry, arguments)
+            return await self.run_leased(entry, arguments)
         finally:
             if taken:
                 await asyncio.shield(shared.give_back())
+
+    async def run_leased(self, entry: Entry, arguments: dict[str, Any]) -> CallResult:
+        """Run within the user's calls in progress; the place is held until the call's last thread returns."""
+        lease = await user_calls.take(self.session.user, entry.id, entry.max_concurrent_calls, self.time_limit(entry))
+        if lease is None:
+            raise Refused(Outcome.RATE_LIMITED, user_calls.too_many(user_calls.limit_for(entry.max_concurrent_calls)))
+        token = threads.current_lease.set(lease)
+        try:
+            return await self.run_counted(entry, arguments)
+        finally:
+            threads.current_lease.reset(token)
+            if lease.end():
+                await asyncio.shield(lease.give_back())
 
     async def run_counted(self, entry: Entry, arguments: dict[str, Any]) -> CallResult:
         if self.own_entry() is not None:

@@ -48,6 +48,7 @@ class Entry:
     grants: Grants = field(default_factory=Grants)
     rate_limit: str = ""
     timeout_seconds: int | None = None
+    max_concurrent_calls: int | None = None  # per user, counted apart from MAX_CALLS_PER_USER
     # Forms derived from the entry by the layers above (a definition encoded per revision), kept while
     # the entry lives, that is until the catalog is next invalidated.
     memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -94,6 +95,7 @@ def entry_from_row(row: Tool, grants: Grants | None = None) -> Entry:
         grants=grants if grants is not None else grants_of(row),
         rate_limit=row.rate_limit,
         timeout_seconds=row.timeout_seconds,
+        max_concurrent_calls=row.max_concurrent_calls,
     )
     registered = registry.get(row.callable_name) if entry.kind == Tool.Kind.CALLABLE else None
     if registered is not None:

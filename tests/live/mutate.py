@@ -4,6 +4,7 @@ Run as ``python -m tests.live.mutate ACTION ARG...`` with the site's environment
 
 - ``restrict TOOL USER``: the tool is granted to USER only (no longer to everyone).
 - ``ungrant TOOL USER`` / ``disable TOOL`` / ``enable TOOL``
+- ``limit TOOL TIMEOUT MAX``: the tool's timeout (seconds) and concurrent calls per user (``-``: blank)
 - ``user NAME``: create an active user; ``deactivate NAME``
 - ``issue USER``: a new token for USER (prints the secret); ``revoke SECRET``: delete that token;
   ``token-id SECRET``: its primary key
@@ -44,6 +45,10 @@ def run(action: str, *args: str) -> Any:
         tool.everyone = False
         tool.save()
         UserGrant.objects.get_or_create(tool=tool, user=users.get(username=args[1]))
+    elif action == "limit":
+        tool = Tool.objects.get(name=args[0])
+        tool.timeout_seconds, tool.max_concurrent_calls = (None if a == "-" else int(a) for a in args[1:3])
+        tool.save()
     elif action == "ungrant":
         UserGrant.objects.get(tool__name=args[0], user__username=args[1]).delete()
     elif action == "user":

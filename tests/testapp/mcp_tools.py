@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import threading
+import time
+from pathlib import Path
 from typing import Any, Literal
 
 from mcp_tools import Context, ToolError, query_scope, tool
@@ -149,6 +152,27 @@ def wait_sync(ctx: Context, seconds: float = 10.0) -> str:
         sync_cancel_seen.set()
         return "cancelled"
     return "waited"
+
+
+@tool
+def hold(flag: str, seconds: float = 10.0) -> str:
+    """Hold a worker thread while the file ``flag`` exists in the temporary directory, at most ``seconds``."""
+    return _hold(flag, seconds)
+
+
+@tool
+def hang(flag: str, seconds: float = 10.0) -> str:
+    """``hold`` under another name, for a tool whose limits the tests set apart."""
+    return _hold(flag, seconds)
+
+
+def _hold(flag: str, seconds: float) -> str:
+    # Deaf to cancellation on purpose: a tool that hangs past its time limit until the test deletes the file.
+    path = Path(tempfile.gettempdir()) / Path(flag).name
+    deadline = time.monotonic() + min(seconds, 30.0)
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return "released" if not path.exists() else "gave up"
 
 
 @tool

@@ -1,10 +1,8 @@
-"""Runs registered Python callables: async ones on the loop, sync ones in a worker thread."""
+"""Runs registered Python callables: async ones on the loop, sync ones in the tools' thread pool."""
 
 from __future__ import annotations
 
 from typing import Any
-
-from channels.db import database_sync_to_async
 
 from mcp_tools.tools import encoding
 from mcp_tools.tools.content import (
@@ -19,6 +17,7 @@ from mcp_tools.tools.content import (
 from mcp_tools.tools.context import Context
 from mcp_tools.tools.entries import Entry
 from mcp_tools.tools.registry import RegisteredTool, registry
+from mcp_tools.tools.threads import run_sync
 
 
 async def run(entry: Entry, arguments: dict[str, Any], ctx: Context) -> CallResult:
@@ -29,7 +28,7 @@ async def run(entry: Entry, arguments: dict[str, Any], ctx: Context) -> CallResu
     if registered.is_async:
         value = await registered.func(**kwargs)
     else:
-        value = await database_sync_to_async(registered.func, thread_sensitive=False)(**kwargs)
+        value = await run_sync(registered.func, **kwargs)
     try:
         return to_result(value, registered, entry.spec.output_schema is not None)
     except MalformedContent:

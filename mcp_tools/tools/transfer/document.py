@@ -27,7 +27,7 @@ HINTS = ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hi
 GENERATED = GENERATED_KINDS
 
 STR, BOOL, INT, STRS, OBJ, LIST = "a string", "true or false", "an integer", "a list of strings", "an object", "a list"
-NULLABLE = frozenset({"input_schema", "output_schema", "timeout_seconds", "query", *HINTS})
+NULLABLE = frozenset({"input_schema", "output_schema", "timeout_seconds", "max_concurrent_calls", "query", *HINTS})
 
 #: Every key of a tool entry, its type, and its value when the entry leaves it out.
 TOOL_KEYS: dict[str, tuple[str, Any]] = {
@@ -45,6 +45,7 @@ TOOL_KEYS: dict[str, tuple[str, Any]] = {
     "everyone": (BOOL, False),
     "rate_limit": (STR, ""),
     "timeout_seconds": (INT, None),
+    "max_concurrent_calls": (INT, None),
     "query": (OBJ, None),
     "sources": (LIST, []),
     "users": (STRS, []),

@@ -17,7 +17,7 @@ from mcp_tools.tools.registry import registry
 from mcp_tools.tools.transfer.document import GENERATED, HINTS, QUERY_KEYS, SOURCE_KEYS, Document
 
 PLAIN_FIELDS = ("name", "title", "description", "kind", "callable_name", "api_action")
-ACCESS_FIELDS = ("icons", "enabled", "everyone", "rate_limit", "timeout_seconds")
+ACCESS_FIELDS = ("icons", "enabled", "everyone", "rate_limit", "timeout_seconds", "max_concurrent_calls")
 
 
 def tools_queryset(names: Iterable[str] | None = None) -> QuerySet[Tool]:

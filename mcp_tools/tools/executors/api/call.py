@@ -15,7 +15,6 @@ from contextlib import ExitStack
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import connections, transaction
 from django.test.client import RequestFactory
@@ -30,6 +29,7 @@ from mcp_tools.tools.context import Context
 from mcp_tools.tools.executors.api import cursors
 from mcp_tools.tools.executors.api.schema import BODY_METHODS, CURSOR
 from mcp_tools.tools.executors.api.spec import ApiSpec
+from mcp_tools.tools.threads import run_sync
 
 NOT_FOUND = "Not found or not allowed."
 REFUSED = {401, 403, 404, 405}
@@ -37,7 +37,7 @@ DELETED = {"deleted": True}
 
 
 async def run(spec: ApiSpec, arguments: dict[str, Any], ctx: Context) -> CallResult:
-    result = await database_sync_to_async(execute, thread_sensitive=False)(spec, arguments, ctx.user, ctx.credential)
+    result = await run_sync(execute, spec, arguments, ctx.user, ctx.credential)
     return CallResult([{"type": "text", "text": encoding.text(result)}], result, value=result)
 
 

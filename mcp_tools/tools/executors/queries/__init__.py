@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from channels.db import database_sync_to_async
-
 from mcp_tools.tools import encoding
 from mcp_tools.tools.content import CallResult
 from mcp_tools.tools.context import Context
@@ -13,16 +11,17 @@ from mcp_tools.tools.executors.queries import arguments as args
 from mcp_tools.tools.executors.queries import documents, operations
 from mcp_tools.tools.executors.queries.config import QuerySpec
 from mcp_tools.tools.executors.queries.sources import Sources
+from mcp_tools.tools.threads import run_sync
 
 
 async def run(spec: QuerySpec, arguments: dict[str, Any], ctx: Context) -> CallResult:
     """Run a model-query tool whose arguments passed its input schema."""
-    return _result(await database_sync_to_async(_run_sync, thread_sensitive=False)(spec, arguments, ctx.user))
+    return _result(await run_sync(_run_sync, spec, arguments, ctx.user))
 
 
 async def run_documents(sources: Sources, arguments: dict[str, Any], ctx: Context) -> CallResult:
     """Run a search or fetch tool: one text block of JSON, and the same object as structured content."""
-    return _result(await database_sync_to_async(documents.run, thread_sensitive=False)(sources, arguments, ctx.user))
+    return _result(await run_sync(documents.run, sources, arguments, ctx.user))
 
 
 def _result(result: dict[str, Any]) -> CallResult:
