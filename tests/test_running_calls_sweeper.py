@@ -17,6 +17,7 @@ from django.utils import timezone
 from mcp_tools.admin.running import readable_age
 from mcp_tools.models import RunningCall, ToolCall
 from mcp_tools.server.running_calls import ADMIN_CANCELLED, RENEW_SECONDS, RunningCalls, running_calls, visible_rows
+from tests.live.tasks import tasks_running
 from tests.testapp.mcp_tools import gate, sync_cancel_seen, sync_started
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -38,7 +39,7 @@ class FakeCall:
         self.stopped += 1
 
 
-def tick(registry: RunningCalls, now: float) -> list[str]:
+def tick(registry: RunningCalls, now: float) -> list[int]:
     return registry.apply(registry.changes(now))
 
 
@@ -51,7 +52,7 @@ def rows(registry: RunningCalls | None = None) -> list[tuple[str, str]]:
 
 def test_only_a_call_older_than_the_visible_bound_gets_a_row(user):
     registry = RunningCalls()
-    registry.calls = {"1": FakeCall(user, "fast", NOW - 1.9), "2": FakeCall(user, "slow", NOW - 2.5)}
+    registry.calls = {1: FakeCall(user, "fast", NOW - 1.9), 2: FakeCall(user, "slow", NOW - 2.5)}
 
     tick(registry, NOW)
     tick(registry, NOW + 0.05)
@@ -64,10 +65,10 @@ def test_only_a_call_older_than_the_visible_bound_gets_a_row(user):
 
 def test_the_row_of_an_ended_call_is_deleted_at_the_next_tick(user):
     registry = RunningCalls()
-    registry.calls = {"1": FakeCall(user, "slow", NOW - 3), "2": FakeCall(user, "other", NOW - 3)}
+    registry.calls = {1: FakeCall(user, "slow", NOW - 3), 2: FakeCall(user, "other", NOW - 3)}
     tick(registry, NOW)
 
-    registry.discard("1")
+    registry.discard(1)
     written = rows(registry)
     tick(registry, NOW + 1)
 
@@ -77,11 +78,11 @@ def test_the_row_of_an_ended_call_is_deleted_at_the_next_tick(user):
 
 def test_a_call_that_ends_before_it_is_shown_never_touches_the_database(user, django_assert_num_queries):
     registry = RunningCalls()
-    registry.calls = {"1": FakeCall(user, "fast", NOW - 0.5)}
+    registry.calls = {1: FakeCall(user, "fast", NOW - 0.5)}
 
     with django_assert_num_queries(0):
         registry.changes(NOW)
-        registry.discard("1")
+        registry.discard(1)
         changes = registry.changes(NOW + 1)
 
     assert not changes
@@ -90,7 +91,7 @@ def test_a_call_that_ends_before_it_is_shown_never_touches_the_database(user, dj
 
 def test_rows_are_renewed_every_few_seconds_not_every_tick(user):
     registry = RunningCalls()
-    registry.calls = {"1": FakeCall(user, "slow", NOW - 3)}
+    registry.calls = {1: FakeCall(user, "slow", NOW - 3)}
     tick(registry, NOW)
     long_ago = timezone.now() - timedelta(seconds=30)
     RunningCall.objects.update(seen_at=long_ago)
@@ -107,21 +108,21 @@ def test_rows_are_renewed_every_few_seconds_not_every_tick(user):
 def test_a_cancel_request_stops_only_the_call_of_its_own_row(user):
     here, elsewhere = RunningCalls(), RunningCalls()
     mine, other = FakeCall(user, "slow", NOW - 3), FakeCall(user, "slow", NOW - 3)
-    here.calls, elsewhere.calls = {"1": mine}, {"1": other}
+    here.calls, elsewhere.calls = {1: mine}, {1: other}
     tick(here, NOW)
     tick(elsewhere, NOW)
 
     RunningCall.objects.filter(process=here.process).update(cancel_requested_at=timezone.now())
 
-    assert (tick(here, NOW + 1), tick(elsewhere, NOW + 1)) == (["1"], [])
+    assert (tick(here, NOW + 1), tick(elsewhere, NOW + 1)) == ([1], [])
 
 
 async def test_each_tick_passes_a_cancel_request_on_to_its_call(user):
     registry = RunningCalls()
     call = FakeCall(user, "slow", NOW)
-    registry.calls = {"1": call}
-    registry.apply = lambda changes: ["1"]  # type: ignore[method-assign]  # the row says: cancel call 1
-    registry.written = {"1"}
+    registry.calls = {1: call}
+    registry.apply = lambda changes: [1]  # type: ignore[method-assign]  # the row says: cancel call 1
+    registry.written = {1}
 
     await registry.tick()
     await registry.tick()
@@ -129,10 +130,23 @@ async def test_each_tick_passes_a_cancel_request_on_to_its_call(user):
     assert call.stopped == 2  # the registry asks at every tick; the call itself stops once
 
 
+async def test_fast_calls_share_one_sweeper_task():
+    registry = RunningCalls()
+    for _ in range(100):
+        registry.discard(registry.add(FakeCall(None, "fast", NOW)))
+
+    sweepers = tasks_running("_sweep")
+    for task in sweepers:
+        task.cancel()
+
+    assert len(sweepers) == 1
+    assert registry.calls == {}
+
+
 def test_no_row_is_written_when_calls_are_not_shown(user, settings):
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "RUNNING_CALLS_VISIBLE_SECONDS": None}
     registry = RunningCalls()
-    registry.calls = {"1": FakeCall(user, "slow", NOW - 3600)}
+    registry.calls = {1: FakeCall(user, "slow", NOW - 3600)}
 
     tick(registry, NOW)
 
@@ -160,7 +174,7 @@ def test_rows_no_process_renews_are_hidden_and_pruned_by_mcp_prune():
 def test_a_process_writing_rows_prunes_the_stale_rows_of_others(user):
     stale_row("dead", 3600)
     registry = RunningCalls()
-    registry.calls = {"1": FakeCall(user, "slow", NOW - 3)}
+    registry.calls = {1: FakeCall(user, "slow", NOW - 3)}
 
     tick(registry, NOW)
 

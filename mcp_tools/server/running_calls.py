@@ -73,7 +73,7 @@ class Changes:
     """One tick's work for the database, gathered on the loop and done in one thread hop."""
 
     new: list[RunningCall] = field(default_factory=list)
-    ended: list[str] = field(default_factory=list)
+    ended: list[int] = field(default_factory=list)
     renew: bool = False
     prune: bool = False
     has_rows: bool = False
@@ -87,32 +87,36 @@ class RunningCalls:
 
     def __init__(self) -> None:
         self.process = process_name()
-        self.calls: dict[str, Stoppable] = {}
-        self.written: set[str] = set()  # keys of calls that have a row
-        self.ended: list[str] = []  # keys of written calls that ended since the last tick
+        self.calls: dict[int, Stoppable] = {}
+        self.written: set[int] = set()  # keys of calls that have a row
+        self.ended: list[int] = []  # keys of written calls that ended since the last tick
         self._keys = itertools.count(1)
         self._task: asyncio.Task[None] | None = None
         self._renewed = -float("inf")
         self._pruned = -float("inf")
 
-    def add(self, call: Stoppable) -> str:
+    def add(self, call: Stoppable) -> int:
         """Register a call that has started; returns the key to :meth:`discard` it with when it ends."""
-        key = str(next(self._keys))
+        key = next(self._keys)
         self.calls[key] = call
         if self._task is None:
             self._task = asyncio.ensure_future(self._sweep())
         return key
 
-    def discard(self, key: str) -> None:
+    def discard(self, key: int) -> None:
         del self.calls[key]
         if key in self.written:
             self.written.discard(key)
             self.ended.append(key)
 
     async def _sweep(self) -> None:
+        # The first look comes a tick after the first call: by then a fast call has long ended, and the
+        # sweeper is not started again for every call of a process answering only fast ones.
         try:
-            while self.calls or self.ended:
+            while True:
                 await asyncio.sleep(TICK_SECONDS)
+                if not self.calls and not self.ended:
+                    return
                 try:
                     await self.tick()
                 except Exception:
@@ -141,7 +145,7 @@ class RunningCalls:
                 age = now - call.started
                 if key not in self.written and age >= float(visible):
                     self.written.add(key)
-                    row = RunningCall(process=self.process, key=key, seen_at=wall, **call.describe())
+                    row = RunningCall(process=self.process, key=str(key), seen_at=wall, **call.describe())
                     row.started_at = wall - timedelta(seconds=age)
                     changes.new.append(row)
         changes.has_rows = bool(self.written)
@@ -153,20 +157,21 @@ class RunningCalls:
             changes.prune, self._pruned = True, now
         return changes
 
-    def apply(self, changes: Changes) -> list[str]:
+    def apply(self, changes: Changes) -> list[int]:
         """Write one tick's changes; returns the keys of this process's calls an administrator cancelled."""
         mine = RunningCall.objects.filter(process=self.process)
         if changes.prune:
             prune()
         if changes.ended:
-            mine.filter(key__in=changes.ended).delete()
+            mine.filter(key__in=[str(key) for key in changes.ended]).delete()
         if changes.new:
             RunningCall.objects.bulk_create(changes.new)
         if not changes.has_rows:
             return []
         if changes.renew:
             mine.update(seen_at=timezone.now())
-        return list(mine.filter(cancel_requested_at__isnull=False).values_list("key", flat=True))
+        marked = mine.filter(cancel_requested_at__isnull=False).values_list("key", flat=True)
+        return [int(key) for key in marked]
 
 
 running_calls: PerLoop[RunningCalls] = PerLoop(RunningCalls)
