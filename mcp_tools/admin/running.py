@@ -60,6 +60,11 @@ class RunningCallAdmin(admin.ModelAdmin):
     @admin.action(description=_("Cancel selected calls"), permissions=["cancel"])
     def cancel_calls(self, request: HttpRequest, queryset: QuerySet[RunningCall]) -> None:
         marked = request_cancel(queryset)
+        if not marked:
+            self.message_user(
+                request, _("No call to cancel: it ended, or is being cancelled already."), messages.WARNING
+            )
+            return
         self.message_user(
             request,
             ngettext(
@@ -72,7 +77,8 @@ class RunningCallAdmin(admin.ModelAdmin):
         )
 
     def has_cancel_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return request.user.has_perm(CANCEL_PERMISSION)
+        # Cancelling acts on calls one must be able to see.
+        return self.has_view_permission(request, obj) and request.user.has_perm(CANCEL_PERMISSION)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
