@@ -222,3 +222,32 @@ async def test_a_stale_row_is_hidden_and_pruned_by_a_process_that_writes_its_own
 
     assert before == []
     assert rows == [["slow_count", False]]
+
+
+async def test_calls_of_every_worker_are_listed_and_cancelled_through_any_of_them(
+    uvicorn_pair: tuple[ServerProcess, ServerProcess], shared_site: Site
+):
+    a, b = uvicorn_pair
+    async with (
+        sdk_client(a, shared_site.seeded.token) as on_a,
+        sdk_client(b, shared_site.seeded.token) as on_b,
+        signed_in(b, **shared_site.seeded.admin) as admin,
+    ):
+        call_a, first_a = started(on_a)
+        call_b, first_b = started(on_b)
+        await asyncio.wait_for(asyncio.gather(first_a.wait(), first_b.wait()), TIMEOUT)
+        deadline = time.monotonic() + SHOWN_WITHIN
+        while len(rows := listed((await admin.get(CHANGELIST)).text)) < 2:
+            assert time.monotonic() < deadline, rows
+            await asyncio.sleep(0.2)
+        cancelled = await admin.post(
+            CHANGELIST, {"action": "cancel_calls", "index": "0", "_selected_action": [row["pk"] for row in rows]}
+        )
+        results = await asyncio.wait_for(asyncio.gather(call_a, call_b), TIMEOUT)
+        await gone(admin, "slow_count")
+
+    assert cancelled.status_code == 302
+    assert [row["tool_name"] for row in rows] == ["slow_count", "slow_count"]
+    assert len({row["process"] for row in rows}) == 2
+    for result in results:
+        assert result.content == [types.TextContent(type="text", text=ADMIN_CANCELLED)]

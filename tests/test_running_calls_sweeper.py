@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 from django.core.management import call_command
+from django.db import OperationalError
 from django.utils import timezone
 
 from mcp_tools.admin.running import readable_age
@@ -141,6 +143,24 @@ async def test_fast_calls_share_one_sweeper_task():
 
     assert len(sweepers) == 1
     assert registry.calls == {}
+
+
+async def test_work_a_tick_could_not_write_is_done_by_the_next_and_logged_once(user, caplog):
+    registry = RunningCalls()
+    registry.calls = {1: FakeCall(user, "slow", time.perf_counter() - 3)}
+    write = registry.apply
+
+    def unreachable(changes: Any) -> list[int]:
+        raise OperationalError("the database is away")
+
+    registry.apply = unreachable  # type: ignore[method-assign]
+    await registry.tick()
+    await registry.tick()
+    registry.apply = write  # type: ignore[method-assign]
+    await registry.tick()
+
+    assert await database_sync_to_async(rows)() == [("1", "slow")]
+    assert [r.levelname for r in caplog.records if r.name == "mcp_tools"] == ["ERROR", "WARNING"]
 
 
 def test_no_row_is_written_when_calls_are_not_shown(user, settings):

@@ -94,6 +94,7 @@ class RunningCalls:
         self._task: asyncio.Task[None] | None = None
         self._renewed = -float("inf")
         self._pruned = -float("inf")
+        self._failing = False
 
     def add(self, call: Stoppable) -> int:
         """Register a call that has started; returns the key to :meth:`discard` it with when it ends."""
@@ -117,10 +118,7 @@ class RunningCalls:
                 await asyncio.sleep(TICK_SECONDS)
                 if not self.calls and not self.ended:
                     return
-                try:
-                    await self.tick()
-                except Exception:
-                    logger.exception("Could not record the calls in progress")
+                await self.tick()
         finally:
             self._task = None
 
@@ -129,11 +127,27 @@ class RunningCalls:
         changes = self.changes(time.perf_counter())
         if not changes:
             return
-        cancelled = await database_sync_to_async(self.apply)(changes)
+        try:
+            cancelled = await database_sync_to_async(self.apply)(changes)
+        except Exception:
+            self.failed(changes)
+            return
+        if self._failing:
+            self._failing = False
+            logger.warning("Calls in progress are recorded again")
         for key in cancelled:
             call = self.calls.get(key)
             if call is not None:
                 call.stop_by_admin()
+
+    def failed(self, changes: Changes) -> None:
+        """Keep what a tick could not write for the next one; log the first failure of a series only."""
+        self.written.difference_update(int(row.key) for row in changes.new)
+        self.ended.extend(changes.ended)
+        self._renewed = -float("inf")
+        if not self._failing:
+            self._failing = True
+            logger.exception("Could not record the calls in progress; trying again every %g s", TICK_SECONDS)
 
     def changes(self, now: float) -> Changes:
         changes = Changes(ended=self.ended, renew=now - self._renewed >= RENEW_SECONDS)
@@ -165,7 +179,7 @@ class RunningCalls:
         if changes.ended:
             mine.filter(key__in=[str(key) for key in changes.ended]).delete()
         if changes.new:
-            RunningCall.objects.bulk_create(changes.new)
+            RunningCall.objects.bulk_create(changes.new, ignore_conflicts=True)
         if not changes.has_rows:
             return []
         if changes.renew:
