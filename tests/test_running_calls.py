@@ -39,9 +39,9 @@ LINK = re.compile(r"/admin/mcp_tools/runningcall/(\d+)/change/")
 
 
 @asynccontextmanager
-async def sdk_client(server: ServerProcess, token: str) -> AsyncIterator[Client]:
+async def sdk_client(server: ServerProcess, token: str, mode: str = "legacy") -> AsyncIterator[Client]:
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT)
-    async with http, Client(streamable_http_client(server.url("/mcp"), http_client=http), mode="legacy") as client:
+    async with http, Client(streamable_http_client(server.url("/mcp"), http_client=http), mode=mode) as client:
         yield client
 
 
@@ -99,11 +99,12 @@ def started(client: Client, steps: int = 1) -> tuple[asyncio.Task[Any], asyncio.
     return call, first_step
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])  # auto: the 2026-07-28 revision, stateless
 async def test_a_long_call_is_listed_and_an_administrator_cancelling_it_answers_the_client(
-    uvicorn_server: ServerProcess, live_site: Site
+    uvicorn_server: ServerProcess, live_site: Site, mode: str
 ):
     async with (
-        sdk_client(uvicorn_server, live_site.seeded.token) as client,
+        sdk_client(uvicorn_server, live_site.seeded.token, mode) as client,
         signed_in(uvicorn_server, **live_site.seeded.admin) as admin,
     ):
         call, first_step = started(client)
