@@ -118,7 +118,7 @@ async def test_a_long_call_is_listed_and_an_administrator_cancelling_it_answers_
         after = await asyncio.wait_for(client.call_tool("add", {"a": 2, "b": 3}), TIMEOUT)
 
     assert changelist.status_code == 302
-    assert (row["username"], row["tool_name"], row["transport"]) == (live_site.seeded.user, "slow_count", "http")
+    assert (row["caller"], row["tool_name"], row["transport"]) == (live_site.seeded.user, "slow_count", "http")
     assert re.fullmatch(r"\d+ s", row["age"]), row["age"]
     assert result.is_error
     assert result.content == [types.TextContent(type="text", text=ADMIN_CANCELLED)]

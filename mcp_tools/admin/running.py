@@ -23,7 +23,7 @@ CANCEL_PERMISSION = "mcp_tools.cancel_runningcall"
 class RunningCallAdmin(admin.ModelAdmin):
     """What runs now and for how long; rows come and go with the calls, so nothing here is edited."""
 
-    list_display = ("username", "tool_name", "age", "transport", "process", "cancel_requested")
+    list_display = ("caller", "tool_name", "age", "transport", "process", "cancel_requested")
     list_filter = ("tool_name", "transport")
     search_fields = ("username", "tool_name", "session_id", "process")
     ordering = ("started_at",)
@@ -49,7 +49,12 @@ class RunningCallAdmin(admin.ModelAdmin):
         # Rows no process renews belong to one that died: their calls are not in flight any more.
         return visible_rows().select_related("user")
 
-    @admin.display(description=_("age"), ordering="started_at")
+    @admin.display(description=_("user"), ordering="username")
+    def caller(self, obj: RunningCall) -> str:
+        return obj.username or "—"
+
+    # The oldest call has the greatest age: sorting by age descending is sorting by start ascending.
+    @admin.display(description=_("age"), ordering="-started_at")
     def age(self, obj: RunningCall) -> str:
         return readable_age((timezone.now() - obj.started_at).total_seconds())
 
