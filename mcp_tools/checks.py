@@ -35,7 +35,14 @@ POSITIVE_INTS = (
 )
 RATES = ("DEFAULT_RATE", "DENIED_RATE", "OAUTH_REGISTRATION_RATE")
 # Seconds: positive numbers (None where the default derives them from another setting).
-POSITIVE_SECONDS = ("FRESHNESS_SECONDS", "POLL_SECONDS", "SAFETY_POLL_SECONDS", "STDIO_POLL_SECONDS")
+POSITIVE_SECONDS = (
+    "FRESHNESS_SECONDS",
+    "POLL_SECONDS",
+    "SAFETY_POLL_SECONDS",
+    "STDIO_POLL_SECONDS",
+    "RUNNING_CALLS_VISIBLE_SECONDS",
+    "RUNNING_CALLS_STALE_SECONDS",
+)
 
 
 @checks.register(checks.Tags.compatibility)

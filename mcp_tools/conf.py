@@ -94,6 +94,10 @@ DEFAULTS: dict[str, Any] = {
     "MAX_PENDING_REQUESTS": 64,
     "MAX_CONNECTIONS_PER_USER": 32,  # open WebSockets and event streams per user, per process
     "MAX_UNSENT_BYTES": 16_777_216,  # answers a WebSocket client has not read yet, before it is closed
+    # Calls in flight, shown in the admin: calls running longer than this many seconds get a row (None: none)
+    "RUNNING_CALLS_VISIBLE_SECONDS": 2.0,
+    # Rows their process has not renewed for this long (it died) are hidden and pruned; at least 15 s
+    "RUNNING_CALLS_STALE_SECONDS": 60.0,
     # Channels
     "CHANNEL_LAYER": "default",
     "GROUP_NAME": "mcp_tools.tools",

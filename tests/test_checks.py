@@ -113,6 +113,12 @@ CASES: list[tuple[str, dict[str, Any], list[checks.CheckMessage]]] = [
     ),
     ("freshness seconds as numbers", {"MCP_TOOLS": {"FRESHNESS_SECONDS": 2, "POLL_SECONDS": 0.5}}, []),
     (
+        "calls-in-flight seconds that are not positive numbers",
+        {"MCP_TOOLS": {"RUNNING_CALLS_VISIBLE_SECONDS": 0, "RUNNING_CALLS_STALE_SECONDS": "60"}},
+        [not_seconds("RUNNING_CALLS_STALE_SECONDS"), not_seconds("RUNNING_CALLS_VISIBLE_SECONDS")],
+    ),
+    ("calls in flight never shown", {"MCP_TOOLS": {"RUNNING_CALLS_VISIBLE_SECONDS": None}}, []),
+    (
         "limits of the wrong type",
         {"MCP_TOOLS": {"MAX_DEPTH": "32", "MAX_MESSAGE_BYTES": True, "PAGE_SIZE": -1}},
         [not_positive("MAX_DEPTH"), not_positive("MAX_MESSAGE_BYTES"), not_positive("PAGE_SIZE")],

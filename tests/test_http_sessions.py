@@ -268,7 +268,11 @@ async def test_mcp_prune_deletes_old_audit_rows_and_dead_sessions(tools, token):
 
     output = await db_call(prune)
 
-    assert output == "1 audit row(s) older than 90 day(s) deleted.\n2 ended or expired session(s) deleted.\n"
+    assert output == (
+        "1 audit row(s) older than 90 day(s) deleted.\n"
+        "2 ended or expired session(s) deleted.\n"
+        "0 stale call(s) in flight deleted.\n"
+    )
     assert [row.id for row in await db_call(session_rows)] == [live.session_id]
     assert await db_call(lambda: list(ToolCall.objects.values_list("tool_name", flat=True))) == ["new"]
     assert await answers(live)

@@ -30,6 +30,7 @@ from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.jsonrpc import Encoded, Request, compact_encoder, depth_exceeds
 from mcp_tools.protocol.versions import Revision
 from mcp_tools.server.progress import ProgressSender
+from mcp_tools.server.running_calls import ADMIN_CANCELLED, running_calls
 from mcp_tools.server.session import InFlight, Session
 from mcp_tools.tools import threads
 from mcp_tools.tools.catalog import catalog
@@ -70,9 +71,15 @@ class Call:
         self.message = ""
         self.result_bytes = 0
         self.entry: Entry | None = None
+        self.ctx: Context | None = None
+        self.task: asyncio.Task[Any] | None = None
+        self.cancelling = -1  # the task's cancellation count before an administrator cancelled it; -1: never
         self.recorded = True  # False for a refusal that its counting window has already recorded
 
     async def answer(self) -> dict[str, Any]:
+        self.task = asyncio.current_task()
+        registry = running_calls()
+        key = registry.add(self)
         try:
             return await self._answer()
         except ProtocolError as exc:
@@ -80,10 +87,44 @@ class Call:
                 self.outcome, self.message = Outcome.DENIED, exc.message
             raise
         except asyncio.CancelledError:
+            if self.admin_cancelled():
+                return self.cancelled_by_admin()
             self.outcome, self.message = Outcome.CANCELLED, "cancelled by the client"
             raise
         finally:
+            registry.discard(key)
             await self.audit()
+
+    def describe(self) -> dict[str, Any]:
+        """Who runs what, as the admin's list of calls in flight shows it."""
+        user = self.session.user
+        authenticated = getattr(user, "is_authenticated", False)
+        return {
+            "user_id": user.pk if authenticated else None,
+            "username": user.get_username()[:150] if authenticated else "",
+            "tool_name": str(self.name)[:128],
+            "transport": self.session.transport[:16],
+            "session_id": self.session.session_id[:64],
+        }
+
+    def stop_by_admin(self) -> None:
+        """Cancel the call for an administrator: unlike a client's cancellation, it is answered."""
+        if self.cancelling >= 0 or self.task is None:
+            return
+        self.cancelling = self.task.cancelling()
+        if self.ctx is not None:
+            self.ctx.cancel()
+        self.task.cancel(ADMIN_CANCELLED)
+
+    def admin_cancelled(self) -> bool:
+        """Whether the cancellation that reached the call is an administrator's alone (the client's wins)."""
+        if self.cancelling < 0 or self.task is None:
+            return False
+        return self.task.uncancel() <= self.cancelling
+
+    def cancelled_by_admin(self) -> dict[str, Any]:
+        self.outcome, self.message = Outcome.CANCELLED, ADMIN_CANCELLED
+        return errors.tool_failure(ADMIN_CANCELLED, self.revision)
 
     async def _answer(self) -> dict[str, Any]:
         try:
@@ -265,6 +306,7 @@ class Call:
             session_id=self.session.session_id,
             credential=self.session.token,
         )
+        self.ctx = ctx
         running = self.own_entry()
         if running is not None:
             running.ctx = ctx

@@ -17,6 +17,10 @@ Run as ``python -m tests.live.mutate ACTION ARG...`` with the site's environment
 - ``last-call TOOL``: the newest audit row of TOOL (read only): username, client, token id, outcome
 - ``ok-calls TOOL``: the arguments of every audit row of TOOL whose outcome is ok (read only)
 - ``account-names``: the name of every ``testapp.Account`` (read only)
+- ``last-outcome TOOL``: the outcome and message of the newest audit row of TOOL (read only)
+- ``staff NAME CODENAME...``: a staff user NAME (password NAME) holding those mcp_tools permissions
+- ``running-calls``: tool name and whether a cancel was requested, of every calls-in-flight row (read only)
+- ``stale-call TOOL``: a calls-in-flight row of TOOL that a process which died last renewed an hour ago
 """
 
 from __future__ import annotations
@@ -79,6 +83,8 @@ def run(action: str, *args: str) -> Any:
         from mcp_tools.models import ToolCall
 
         return list(ToolCall.objects.filter(tool_name=args[0], outcome="ok").values_list("arguments", flat=True))
+    elif action.startswith(("running-", "stale-", "staff", "last-outcome")):
+        return running_calls(action, *args)
     elif action == "account-names":
         from tests.testapp.models import Account
 
@@ -86,6 +92,36 @@ def run(action: str, *args: str) -> Any:
     else:
         raise SystemExit(f"Unknown action {action!r}")
     return None
+
+
+def running_calls(action: str, *args: str) -> Any:
+    """Actions on the rows of calls in flight, their audit, and the staff who may see or cancel them."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Permission
+    from django.utils import timezone
+
+    from mcp_tools.models import RunningCall, ToolCall
+
+    if action == "last-outcome":
+        call = ToolCall.objects.filter(tool_name=args[0]).order_by("-pk").first()
+        assert call is not None, f"no call of {args[0]} was recorded"
+        return [call.outcome, call.message]
+    if action == "staff":
+        user = get_user_model()._default_manager.create_user(args[0], password=args[0], is_staff=True)
+        user.user_permissions.add(
+            *Permission.objects.filter(content_type__app_label="mcp_tools", codename__in=args[1:])
+        )
+        return user.pk
+    if action == "running-calls":
+        rows = RunningCall.objects.order_by("pk")
+        return [[row.tool_name, row.cancel_requested_at is not None] for row in rows]
+    if action == "stale-call":
+        long_ago = timezone.now() - timedelta(hours=1)
+        row = RunningCall.objects.create(
+            process="gone:1:000000", key="1", tool_name=args[0], started_at=long_ago, seen_at=long_ago
+        )
+        return row.pk
+    raise SystemExit(f"Unknown action {action!r}")
 
 
 def oauth(action: str, *args: str) -> Any:
