@@ -82,7 +82,7 @@ DEFAULTS: dict[str, Any] = {
     "OAUTH_CLIENT_RETENTION_DAYS": 30,  # unused DCR and CIMD clients older than this are stale (mcp_oauth_cleanup)
     # Abuse limits
     "MAX_CONCURRENT_CALLS": 16,  # per session
-    "MAX_CALLS_PER_USER": 8,  # calls in progress per user across sessions, transports and processes
+    "MAX_CALLS_PER_USER": 16,  # calls in progress per user across sessions, transports and processes
     # Sync tool work (callables, model queries, searches, API actions) runs in one pool per process
     "TOOL_THREADS": 8,
     "USER_THREADS": None,  # None: TOOL_THREADS // 4, at least 1 (the threads one user may hold at once)
