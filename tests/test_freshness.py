@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -32,9 +31,10 @@ from tests.live.asgi_http import (
     modern_request,
     request,
 )
-from tests.live.servers import ROOT, ServerProcess
+from tests.live.servers import ServerProcess
 from tests.live.sites import Site, shared_switches, sqlite_switches
 from tests.live.sse import EventReader
+from tests.live.stdio_client import next_message, stdio_session
 from tests.live.websocket_client import mcp_websocket, websocket_closed
 
 pytest_plugins = ["tests.live.fixtures"]
@@ -153,38 +153,6 @@ async def stream_ends(reader: EventReader, wait: float) -> list[Any]:
             return found
 
 
-@asynccontextmanager
-async def stdio_process(shape: Shape, user: str) -> AsyncIterator[asyncio.subprocess.Process]:
-    """``mcp_stdio --user USER``, initialized; killed on exit if still running."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "manage.py", "mcp_stdio", "--user", user,
-        cwd=ROOT, env=shape.site.env,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    assert process.stdin is not None and process.stdout is not None
-    try:
-        process.stdin.write(json.dumps(request(1, "initialize", initialize_params(LATEST))).encode() + b"\n")
-        await process.stdin.drain()
-        reply = json.loads(await asyncio.wait_for(process.stdout.readline(), MARGIN * 5))
-        assert "result" in reply, reply
-        process.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
-        await process.stdin.drain()
-        yield process
-    finally:
-        if process.returncode is None:
-            process.kill()
-        await process.wait()
-
-
-async def stdio_notification(process: asyncio.subprocess.Process, method: str, wait: float) -> dict[str, Any]:
-    assert process.stdout is not None
-    async with asyncio.timeout(wait):
-        while True:
-            message = json.loads(await process.stdout.readline())
-            if message.get("method") == method:
-                return dict(message)
-
-
 # Tests -------------------------------------------------------------------------------------------
 
 
@@ -194,7 +162,7 @@ async def test_a_tool_disabled_in_another_process_leaves_every_open_client_withi
         mcp_websocket(shape.server.ws_url(), token) as ws,
         listening(shape, token) as listen,
         legacy_stream(shape, token) as stream,
-        stdio_process(shape, shape.site.seeded.user) as stdio,
+        stdio_session(shape.site.env, shape.site.seeded.user, LATEST) as stdio,
     ):
         await ws.initialize(LATEST)
         assert "greet" in await tool_names(shape, token)
@@ -206,7 +174,7 @@ async def test_a_tool_disabled_in_another_process_leaves_every_open_client_withi
                 ws.next_notification(LIST_CHANGED),
                 listen.message(),
                 stream.message(),
-                stdio_notification(stdio, LIST_CHANGED, shape.wait),
+                next_message(stdio, LIST_CHANGED, shape.wait),
             )
         assert [message["method"] for message in heard] == [LIST_CHANGED] * 4
         assert "greet" not in await tool_names(shape, token)
@@ -279,7 +247,10 @@ async def test_a_user_deactivated_in_another_process_loses_their_websocket_and_s
     name = f"dora_{shape.name}"
     await shape.mutate("user", name)
     token = await shape.mutate("issue", name)
-    async with mcp_websocket(shape.server.ws_url(), token) as ws, stdio_process(shape, name) as stdio:
+    async with (
+        mcp_websocket(shape.server.ws_url(), token) as ws,
+        stdio_session(shape.site.env, name, LATEST, stderr=asyncio.subprocess.PIPE) as stdio,
+    ):
         await ws.initialize(LATEST)
 
         await shape.mutate("deactivate", name)

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from django.contrib import admin
-from django.http import HttpRequest
 from django.template.defaultfilters import filesizeformat
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from mcp_tools.admin.dashboard import DashboardAdmin
 from mcp_tools.admin.history import RecordingAdmin
+from mcp_tools.admin.records import RecordAdmin
 from mcp_tools.models import RateLimitOverride, ToolCall
 
 
@@ -25,7 +24,7 @@ class RateLimitOverrideAdmin(RecordingAdmin):
 
 
 @admin.register(ToolCall)
-class ToolCallAdmin(DashboardAdmin):
+class ToolCallAdmin(RecordAdmin, DashboardAdmin):
     """Every tools/call as it happened; nobody edits history."""
 
     list_display = (
@@ -73,12 +72,6 @@ class ToolCallAdmin(DashboardAdmin):
     @admin.display(description=_("arguments"))
     def pretty_arguments(self, obj: ToolCall) -> str:
         return format_html("<pre>{}</pre>", json.dumps(obj.arguments, indent=2, ensure_ascii=False))
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 def readable_duration(milliseconds: float) -> str:

@@ -16,6 +16,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
+from mcp_tools.admin.records import RecordAdmin
 from mcp_tools.history import recording
 from mcp_tools.models import ToolChange
 
@@ -93,7 +94,7 @@ def readable(entry: ToolChange) -> dict[str, Any]:
 
 
 @admin.register(ToolChange)
-class ToolChangeAdmin(admin.ModelAdmin):
+class ToolChangeAdmin(RecordAdmin):
     """Every recorded change of every tool; nobody edits history."""
 
     list_display = ("created_at", "tool_name", "action", "username", "source", "changed_fields")
@@ -117,12 +118,6 @@ class ToolChangeAdmin(admin.ModelAdmin):
             '<table class="mcp-changes"><tbody>{}</tbody></table>',
             format_html_join("", "<tr><th>{}</th><td>{}</td><td>→</td><td>{}</td></tr>", rows),
         )
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

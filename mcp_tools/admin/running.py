@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from mcp_tools.admin.records import RecordAdmin
 from mcp_tools.models import RunningCall
 from mcp_tools.server.running_calls import visible_rows
 
@@ -20,7 +21,7 @@ CANCEL_PERMISSION = "mcp_tools.cancel_runningcall"
 
 
 @admin.register(RunningCall)
-class RunningCallAdmin(admin.ModelAdmin):
+class RunningCallAdmin(RecordAdmin):
     """What runs now and for how long; rows come and go with the calls, so nothing here is edited."""
 
     list_display = ("caller", "tool_name", "age", "transport", "process", "cancel_requested")
@@ -84,12 +85,6 @@ class RunningCallAdmin(admin.ModelAdmin):
     def has_cancel_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # Cancelling acts on calls one must be able to see.
         return self.has_view_permission(request, obj) and request.user.has_perm(CANCEL_PERMISSION)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # A row goes with its call: deleting it would hide a call that still runs.

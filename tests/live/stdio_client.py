@@ -15,12 +15,15 @@ TIMEOUT = 20
 
 
 @asynccontextmanager
-async def stdio_session(env: dict[str, str], user: str, version: str) -> AsyncIterator[asyncio.subprocess.Process]:
-    """``mcp_stdio --user USER`` with ``env``, initialized at ``version``; killed on exit if still running."""
+async def stdio_session(
+    env: dict[str, str], user: str, version: str, stderr: int = asyncio.subprocess.DEVNULL
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """``mcp_stdio --user USER`` with ``env``, initialized at ``version``; killed on exit if still running.
+    ``stderr=asyncio.subprocess.PIPE`` keeps what the process says there, for a test to read."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "manage.py", "mcp_stdio", "--user", user,
         cwd=ROOT, env=env,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr,
     )  # fmt: skip
     assert process.stdin is not None and process.stdout is not None
     try:
