@@ -109,7 +109,8 @@ def test_other_database_errors_and_work_inside_a_transaction_are_not_retried() -
 async def test_the_change_counters_poll_outlives_a_lost_connection_and_reads_again_at_its_next_tick(
     settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "POLL_SECONDS": 0.05}
+    # Beside a channel layer that spans processes the poll is the safety poll: both are made short.
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "POLL_SECONDS": 0.05, "SAFETY_POLL_SECONDS": 0.05}
     loop = asyncio.get_running_loop()
     read_again = asyncio.Event()
     reads: list[str] = []

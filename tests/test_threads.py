@@ -21,6 +21,13 @@ from mcp_tools.tools.threads import FairExecutor, current_lease
 TIMEOUT = 10
 
 
+@pytest.fixture(autouse=True)
+def counted_in_this_process(settings: Any) -> None:
+    """Counts in this process only: the shared cache's counters are the cross-process tests' subject, and a
+    place these tests end without giving it back there would stay taken for the next test."""
+    settings.CACHES = {**settings.CACHES, "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+
 def user(pk: int) -> Any:
     return SimpleNamespace(pk=pk, is_authenticated=True)
 

@@ -5,9 +5,17 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from django.contrib.auth.models import AnonymousUser
 
 from mcp_tools.access import user_calls
+
+
+@pytest.fixture(autouse=True)
+def counted_in_this_process(settings: Any) -> None:
+    """Counts in this process only: the shared cache's counters are the cross-process tests' subject, and a
+    place these tests end without giving it back there would stay taken for the next test."""
+    settings.CACHES = {**settings.CACHES, "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 
 def user(pk: int) -> Any:

@@ -214,16 +214,12 @@ class Call:
         self.refuse_if_limited(
             await ratelimit.check(self.session.user, self.session.token, entry, snapshot.rate_overrides)
         )
-        limit = int(mcp_settings.MAX_CONCURRENT_CALLS)
-        running = self.session.batched_calls + sum(1 for f in self.session.in_flight.values() if f.ctx is not None)
-        if running >= limit:
-            raise Refused(Outcome.ERROR, too_many_calls())
         validate_arguments(entry, arguments)
         shared = self.session.shared_calls
         if shared is None:
             return await self.run_leased(entry, arguments)
         # The session's calls in other worker processes count too (while the shared cache answers).
-        taken = await shared.take(limit, self.time_limit(entry))
+        taken = await shared.take(int(mcp_settings.MAX_CONCURRENT_CALLS), self.time_limit(entry))
         if taken is False:
             raise Refused(Outcome.ERROR, too_many_calls())
         try:
@@ -246,6 +242,11 @@ class Call:
                 await asyncio.shield(lease.give_back())
 
     async def run_counted(self, entry: Entry, arguments: dict[str, Any]) -> CallResult:
+        # Checked and counted with no await in between (this call's own entry counts once ``execute`` gives it
+        # its context), so calls of one session that arrive together are counted one after another.
+        running = self.session.batched_calls + sum(1 for f in self.session.in_flight.values() if f.ctx is not None)
+        if running >= int(mcp_settings.MAX_CONCURRENT_CALLS):
+            raise Refused(Outcome.ERROR, too_many_calls())
         if self.own_entry() is not None:
             return await self.execute(entry, arguments)
         # Members of a batch run outside in_flight; counting them here keeps batches within the limit.
