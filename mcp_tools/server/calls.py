@@ -238,7 +238,8 @@ class Call:
             return await self.run_counted(entry, arguments)
         finally:
             threads.current_lease.reset(token)
-            if lease.end():
+            # Only a place counted in the shared cache has anything to give back there (a task otherwise).
+            if lease.end() and lease.counter is not None:
                 await asyncio.shield(lease.give_back())
 
     async def run_counted(self, entry: Entry, arguments: dict[str, Any]) -> CallResult:

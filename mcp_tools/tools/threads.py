@@ -146,8 +146,9 @@ class FairExecutor(Executor):
                 self._busy[job.user] = left
             else:
                 del self._busy[job.user]
-            # A freed share may make a queued job of this user, or of another, eligible.
-            self._condition.notify_all()
+            # A freed share makes at most one queued job eligible, and this thread looks for work next
+            # itself; one more waiter is woken in case that job is not the one this thread takes.
+            self._condition.notify()
         self._settle(job)
 
     def _cancelled(self, job: Job, future: Future[Any]) -> None:
