@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy as _
 class OAuthConfig(AppConfig):
     name = "mcp_tools.oauth"
     label = "mcp_tools_oauth"
+    default_auto_field = "django.db.models.BigAutoField"
     verbose_name = _("MCP connectors (OAuth)")
 
     def ready(self) -> None:
