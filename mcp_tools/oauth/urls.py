@@ -15,7 +15,7 @@ from oauth2_provider import urls as toolkit_urls
 from mcp_tools.oauth.endpoints import RevokeTokenView, TokenView
 from mcp_tools.oauth.metadata import AuthorizationServerMetadataView, ProtectedResourceMetadataView
 from mcp_tools.oauth.registration import RegistrationView
-from mcp_tools.oauth.views import ConnectedAppsView, ConsentView, RevokeView
+from mcp_tools.oauth.views import ConnectedAppsView, ConsentView, RevokeView, ToolsChoiceView
 
 # The toolkit's token, revocation and introspection endpoints and its dynamic client registration (token,
 # revocation and registration readable cross-origin); its own authorization page is replaced by the consent
@@ -43,5 +43,6 @@ urlpatterns: list[Any] = [
     ),
     path("oauth/apps/", ConnectedAppsView.as_view(), name="mcp-connected-apps"),
     path("oauth/apps/<int:pk>/revoke/", RevokeView.as_view(), name="mcp-connected-app-revoke"),
+    path("oauth/apps/<int:pk>/tools/", ToolsChoiceView.as_view(), name="mcp-connected-app-tools"),
     path("oauth/", include((authorization_patterns, "oauth2_provider"))),
 ]
