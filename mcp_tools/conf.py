@@ -35,6 +35,7 @@ DEFAULTS: dict[str, Any] = {
     "ALLOWED_ORIGINS": [],
     "TOKEN_LAST_USED_INTERVAL": 60,
     "TOKEN_CACHE_SECONDS": 5,
+    "TOKEN_LIFETIME_DAYS": 90,  # how long a token issued by mcp_token or the admin lives unless told; None: forever
     # Freshness: how soon a change made in any process (tools, grants, groups, users, tokens) binds here
     "FRESHNESS_SECONDS": 5.0,
     "POLL_SECONDS": None,  # None: FRESHNESS_SECONDS / 4 (the change-counter poll without a shared layer)
