@@ -191,6 +191,18 @@ async def test_a_claim_that_matches_two_users_names_neither(idp, settings, tools
     assert refused(await tools_list(idp.mint("sub", RESOURCE, email="shared@example.com"))) == REFUSED
 
 
+# Audience -----------------------------------------------------------------------------------------
+
+
+async def test_a_configured_audience_replaces_the_resource_url_and_is_compared_exactly(idp, settings, user, tools):
+    trust(settings, idp.config(AUDIENCE="api://mcp-tools"))
+    not_here = refused_token("The access token was not issued for this resource.")
+
+    assert (await tools_list(idp.mint("alice", ["https://other.example", "api://mcp-tools"]))).status == 200
+    assert refused(await tools_list(idp.mint("alice", "API://MCP-tools"))) == (401, not_here)
+    assert refused(await tools_list(idp.mint("alice", RESOURCE))) == (401, not_here)
+
+
 # Configuration ------------------------------------------------------------------------------------
 
 

@@ -174,11 +174,14 @@ def _expiry(claims: dict[str, Any], issuer: Issuer) -> datetime:
 
 
 def _for(claims: dict[str, Any], issuer: Issuer, resource: str) -> bool:
-    """Whether ``aud`` names this resource (or, when set, one of the audiences the issuer writes for it)."""
+    """Whether ``aud`` names this resource (or, when set, one of the audiences the issuer writes for it,
+    compared exactly, as RFC 7519 compares them)."""
     audience = claims.get("aud")
-    named = [audience] if isinstance(audience, str) else audience if isinstance(audience, list) else []
-    wanted = issuer.audiences or (resource,)
-    return any(isinstance(value, str) and same_resource(value, want) for value in named for want in wanted)
+    listed = [audience] if isinstance(audience, str) else audience if isinstance(audience, list) else []
+    named = [value for value in listed if isinstance(value, str)]
+    if issuer.audiences:
+        return any(value in issuer.audiences for value in named)
+    return any(same_resource(value, resource) for value in named)
 
 
 def _user(claims: dict[str, Any], issuer: Issuer) -> Any:
