@@ -27,7 +27,7 @@ from django.utils.module_loading import import_string
 from jwcrypto.jws import JWS
 
 from mcp_tools.access.authentication import AuthenticationFailed, InsufficientScope, remembered_or
-from mcp_tools.access.credentials import Rows
+from mcp_tools.access.credentials import Row, Rows
 from mcp_tools.access.resource import resource_url, same_resource
 from mcp_tools.conf import mcp_settings
 from mcp_tools.oauth import jwks
@@ -80,7 +80,7 @@ def resolve(raw: str, connection: Any) -> tuple[Any, JWTCredential] | None:
 
 def rows(ids: set[Any]) -> Rows:
     """Every JWT credential still stands for its user until its ``exp``: nothing revokes it earlier here."""
-    return {pk: (pk.user_id, pk.expires) for pk in ids if isinstance(pk, SignedId)}
+    return {pk: Row(pk.user_id, pk.expires) for pk in ids if isinstance(pk, SignedId)}
 
 
 def issuer_of(raw: str) -> Issuer | None:
