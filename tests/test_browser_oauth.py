@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -32,6 +33,7 @@ from tests.live.browser_pages import mcp_request, tool_names
 from tests.live.consent_pages import answer, consent_page_for, sign_in
 from tests.live.demo import seeded_demo
 from tests.live.desktop_client import LOOPBACK_REDIRECT, AuthorizationRefused, DesktopClient, desktop_client
+from tests.live.fresh_project import SUPERUSER_PASSWORD, FreshProject, fresh_oauth_project
 from tests.live.servers import ROOT, ServerProcess
 from tests.live.websocket_client import mcp_websocket, websocket_closed
 
@@ -313,3 +315,36 @@ def test_a_signed_out_person_is_sent_to_sign_in_and_the_sign_in_page_says_why(
     expect(page.get_by_text("Sign in to continue to the application that sent you here.")).to_be_visible()
     # The demo's look: its base.html (with the site's header) wraps the package's sign-in page.
     expect(page.get_by_role("link", name="Shop")).to_be_visible()
+
+
+# A new project, set up as the documents say ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fresh_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FreshProject]:
+    with fresh_oauth_project(Path(tmp_path_factory.mktemp("fresh-oauth")) / "mysite") as built:
+        yield built
+
+
+def test_a_new_project_set_up_as_the_connectors_guide_says_signs_people_in_to_connect(
+    fresh_site: FreshProject, page: Page
+) -> None:
+    [server] = fresh_site.servers
+    assert fresh_site.installed[-1] == "django-mcp-tools[oauth]"
+    # Its sign-in page renders, so the check that looks for it says nothing.
+    assert "System check identified no issues" in fresh_site.run([sys.executable, "manage.py", "check"])
+
+    with desktop_client(server.url("/mcp"), name=DCR_NAME) as app:
+        connected = app.connect()
+        page.goto(app.authorization_url())
+        sign_in(page, "admin", SUPERUSER_PASSWORD)  # the README's superuser
+        consent_page_for(page, "admin")
+        answer(page, "Allow")
+        back_at_the_app(page, app)
+        connected.result(TIMEOUT)
+        listed = app.call(listed_names)
+        greeted = app.call(lambda client: client.call_tool("greet", {"name": "Ada"}))
+
+    # The README's tool, granted to every signed-in user.
+    assert listed == ["greet"]
+    assert [(item.type, getattr(item, "text", None)) for item in greeted.content] == [("text", "Hello, Ada!")]
