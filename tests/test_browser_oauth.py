@@ -34,6 +34,7 @@ from tests.live.consent_pages import answer, consent_page_for, sign_in
 from tests.live.demo import seeded_demo
 from tests.live.desktop_client import LOOPBACK_REDIRECT, AuthorizationRefused, DesktopClient, desktop_client
 from tests.live.fresh_project import SUPERUSER_PASSWORD, FreshProject, fresh_oauth_project
+from tests.live.node_client import FINISH_TIMEOUT, NodeClient
 from tests.live.servers import ROOT, ServerProcess
 from tests.live.websocket_client import mcp_websocket, websocket_closed
 
@@ -315,6 +316,29 @@ def test_a_signed_out_person_is_sent_to_sign_in_and_the_sign_in_page_says_why(
     expect(page.get_by_text("Sign in to continue to the application that sent you here.")).to_be_visible()
     # The demo's look: its base.html (with the site's header) wraps the package's sign-in page.
     expect(page.get_by_role("link", name="Shop")).to_be_visible()
+
+
+def test_the_typescript_sdk_is_authorized_in_the_browser_and_calls_tools_as_that_user(
+    demo_server: ServerProcess, demo_tokens: dict[str, str], page: Page, tmp_path: Path
+) -> None:
+    client = NodeClient(demo_server.url("/mcp"), SCOPED_TOOL, SCOPED_ARGUMENTS, tmp_path / "oauth_client.log")
+    try:
+        url = client.next_message()["authorize"]
+        page.goto(url)
+        sign_in(page, "alice", "alice")
+        consent_page_for(page, "alice")
+        answer(page, "Allow")
+        page.wait_for_url(re.compile(r"^http://127\.0\.0\.1:\d+/callback\?"))
+        expect(page.get_by_text("You can close this window")).to_be_visible()
+        finished = client.next_message(FINISH_TIMEOUT)
+    finally:
+        client.close()
+
+    assert url.startswith(demo_server.url("/oauth/authorize/?"))
+    assert finished.keys() == {"tools", "result"}, finished
+    assert finished["tools"] == tool_names(demo_server, demo_tokens["alice"])
+    assert finished["result"]["structuredContent"] == scoped_call_as(demo_server, demo_tokens["alice"])
+    assert not finished["result"].get("isError")
 
 
 # A new project, set up as the documents say ------------------------------------------------------------------
