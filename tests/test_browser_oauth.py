@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from playwright.sync_api import Page, expect
 
 from mcp_tools.conf import DEFAULTS
@@ -372,3 +372,88 @@ def test_a_new_project_set_up_as_the_connectors_guide_says_signs_people_in_to_co
     # The README's tool, granted to every signed-in user.
     assert listed == ["greet"]
     assert [(item.type, getattr(item, "text", None)) for item in greeted.content] == [("text", "Hello, Ada!")]
+
+
+# Which tools the app gets -----------------------------------------------------------------------------------
+
+
+def listed_tools(server: ServerProcess, token: str) -> list[dict[str, Any]]:
+    """Every tool definition a site token's user lists, page after page."""
+    found: list[dict[str, Any]] = []
+    params: dict[str, Any] = {}
+    while True:
+        result = mcp_request(server, token, "tools/list", params)
+        found.extend(result["tools"])
+        if not result.get("nextCursor"):
+            return found
+        params = {"cursor": result["nextCursor"]}
+
+
+def read_only_names(server: ServerProcess, token: str) -> list[str]:
+    tools = listed_tools(server, token)
+    return [tool["name"] for tool in tools if tool.get("annotations", {}).get("readOnlyHint") is True]
+
+
+async def unknown_to(client: Client, name: str) -> str:
+    """What calling ``name`` answers: the error a tool that does not exist gets."""
+    try:
+        await client.call_tool(name, {})
+    except MCPError as refused:
+        return str(refused.error.message)
+    raise AssertionError(f"{name} was called")
+
+
+WRITE_TOOL = "api_mark_order_paid"  # alice's one tool that changes something
+
+
+def test_narrowed_to_read_only_tools_a_write_tool_is_unknown_to_the_app_while_the_site_token_still_sees_it(
+    demo_server: ServerProcess, demo_tokens: dict[str, str], app: DesktopClient, page: Page
+) -> None:
+    connected = app.connect()
+    page.goto(app.authorization_url())
+    sign_in(page, "alice", "alice")
+    consent_page_for(page, "alice")
+
+    page.get_by_label("Read-only tools only").check()
+    answer(page, "Allow")
+    back_at_the_app(page, app)
+    connected.result(TIMEOUT)
+    listed = app.call(listed_names)
+    refused = app.call(lambda client: unknown_to(client, WRITE_TOOL))
+    nonexistent = app.call(lambda client: unknown_to(client, "no_such_tool"))
+
+    everything = tool_names(demo_server, demo_tokens["alice"])
+    assert WRITE_TOOL in everything and WRITE_TOOL not in listed
+    assert listed == read_only_names(demo_server, demo_tokens["alice"]) != everything
+    assert refused.replace(WRITE_TOOL, "NAME") == nonexistent.replace("no_such_tool", "NAME")
+
+
+def test_a_person_ticks_the_tools_an_app_may_use_and_changes_them_later_on_the_connected_apps_page(
+    demo_server: ServerProcess, app: DesktopClient, page: Page
+) -> None:
+    connected = app.connect()
+    page.goto(app.authorization_url())
+    sign_in(page, "alice", "alice")
+    consent_page_for(page, "alice")
+    page.get_by_label("Only the tools I choose").check()
+    answer(page, "Allow")  # nothing ticked yet: the page asks again
+    expect(page.get_by_text("Choose at least one tool, or deny the application.")).to_be_visible()
+    for name in ("order_stats", "find_customers"):
+        page.get_by_role("checkbox", name=re.compile(rf"^{name}\b")).check()
+    answer(page, "Allow")
+    back_at_the_app(page, app)
+    connected.result(TIMEOUT)
+    chosen = app.call(listed_names)
+
+    assert app.storage.client is not None
+    page.goto(demo_server.url("/oauth/apps/"))
+    row = page.get_by_role("row").filter(has_text=app.storage.client.client_id)
+    expect(row).to_contain_text("find_customers, order_stats")
+    row.get_by_role("link", name="Change").click()
+    page.get_by_role("checkbox", name=re.compile(r"^order_stats\b")).uncheck()
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_text(f"{DCR_NAME} now uses the tools you chose.")).to_be_visible()
+    changed = app.call(listed_names)
+
+    assert sorted(chosen) == ["find_customers", "order_stats"]
+    assert changed == ["find_customers"]
