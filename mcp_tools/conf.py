@@ -80,6 +80,9 @@ DEFAULTS: dict[str, Any] = {
     "OAUTH_ACCEPT_UNBOUND_TOKENS": False,  # accept the site's own tokens that name no resource (RFC 8707)
     "OAUTH_REGISTRATION_RATE": "20/h",  # dynamic client registrations per client address
     "OAUTH_CLIENT_RETENTION_DAYS": 30,  # unused DCR and CIMD clients older than this are stale (mcp_oauth_cleanup)
+    # Resources besides this site's own MCP endpoint that its authorization server issues tokens for (URLs)
+    "OAUTH_RESOURCES": [],
+    "OAUTH_INTROSPECTION_CLIENTS": [],  # client IDs of resource servers that may introspect tokens; []: none
     # Abuse limits
     "MAX_CONCURRENT_CALLS": 16,  # per session
     "MAX_CALLS_PER_USER": 16,  # calls in progress per user across sessions, transports and processes

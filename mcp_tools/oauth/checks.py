@@ -1,4 +1,4 @@
-"""System checks for a site serving MCP over OAuth: mcp_tools.E010 and W008-W010."""
+"""System checks for a site serving MCP over OAuth: mcp_tools.E010-E012 and W008-W010."""
 
 from __future__ import annotations
 
@@ -60,3 +60,35 @@ def check_resource_url(app_configs: Any = None, **kwargs: Any) -> list[checks.Ch
             id="mcp_tools.W010",
         )
     ]
+
+
+@checks.register(checks.Tags.security)
+def check_oauth_lists(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    if not apps.is_installed("oauth2_provider"):
+        return []  # E010 says so; the toolkit's validators cannot load without it
+    from oauth2_provider.oauth2_validators import is_valid_resource_uri
+
+    found: list[checks.CheckMessage] = []
+    resources = mcp_settings.OAUTH_RESOURCES
+    if not isinstance(resources, list | tuple) or not all(is_valid_resource_uri(url) for url in resources):
+        found.append(
+            checks.Error(
+                "MCP_TOOLS['OAUTH_RESOURCES'] must be a list of absolute URLs: tokens are issued for nothing else.",
+                hint="List the URLs of the other resources this site issues tokens for, such as "
+                "['https://api.example.com/mcp']: a scheme and a host, no user name, no fragment.",
+                id="mcp_tools.E011",
+            )
+        )
+    clients = mcp_settings.OAUTH_INTROSPECTION_CLIENTS
+    if not isinstance(clients, list | tuple) or not all(
+        isinstance(client_id, str) and client_id for client_id in clients
+    ):
+        found.append(
+            checks.Error(
+                "MCP_TOOLS['OAUTH_INTROSPECTION_CLIENTS'] must be a list of client IDs.",
+                hint="List the client IDs of the confidential clients (resource servers) that may introspect tokens, "
+                "or leave it empty so that none may.",
+                id="mcp_tools.E012",
+            )
+        )
+    return found
