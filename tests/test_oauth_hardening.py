@@ -714,10 +714,10 @@ def test_malformed_oauth_lists_are_check_errors(settings: Any) -> None:
 
     assert [(m.id, m.msg) for m in mcp_checks()] == [
         (
-            "mcp_tools.E011",
+            "mcp_tools.E013",
             "MCP_TOOLS['OAUTH_RESOURCES'] must be a list of absolute URLs: tokens are issued for nothing else.",
         ),
-        ("mcp_tools.E012", "MCP_TOOLS['OAUTH_INTROSPECTION_CLIENTS'] must be a list of client IDs."),
+        ("mcp_tools.E014", "MCP_TOOLS['OAUTH_INTROSPECTION_CLIENTS'] must be a list of client IDs."),
     ]
 
 
@@ -729,3 +729,20 @@ def test_well_formed_oauth_lists_pass_the_checks(settings: Any) -> None:
     }
 
     assert mcp_checks() == []
+
+
+def test_a_toolkit_set_up_without_this_apps_validator_and_fetcher_is_a_security_warning(settings: Any) -> None:
+    settings.OAUTH2_PROVIDER = {
+        **settings.OAUTH2_PROVIDER,
+        "OAUTH2_VALIDATOR_CLASS": "oauth2_provider.oauth2_validators.OAuth2Validator",
+        "CIMD_METADATA_FETCHER": "oauth2_provider.cimd.SafeMetadataFetcher",
+    }
+
+    assert [(m.id, m.hint) for m in mcp_checks()] == [
+        (
+            "mcp_tools.W015",
+            "Build OAUTH2_PROVIDER with provider_settings(), or set OAUTH2_VALIDATOR_CLASS "
+            "(mcp_tools.oauth.validator.MCPOAuth2Validator) and CIMD_METADATA_FETCHER "
+            "(mcp_tools.oauth.redirect_uris.CheckedMetadataFetcher) or a subclass.",
+        )
+    ]
