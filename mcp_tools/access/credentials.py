@@ -9,13 +9,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
+
+from mcp_tools.access.reach import Reach
 
 #: The kind of the site's own access tokens (``mcp_tools.models.AccessToken``).
 SITE_TOKEN = "token"
 
 Key = tuple[str, Any]  # (kind, id)
-Rows = dict[Any, tuple[Any, datetime | None]]  # id -> (user id, expires at), for the ids that still exist
+
+
+class Row(NamedTuple):
+    """A credential as it is now: whose it is, when it expires, and how far into its user's tools it reaches."""
+
+    user_id: Any
+    expires_at: datetime | None
+    reach: Reach | None = None
+
+
+Rows = dict[Any, Row]  # id -> its row, for the ids that still exist
 Loader = Callable[[set[Any]], Rows]
 
 
@@ -71,4 +83,4 @@ def _site_tokens(ids: set[Any]) -> Rows:
     from mcp_tools.models import AccessToken
 
     found = AccessToken.objects.filter(pk__in=ids).values_list("pk", "user_id", "expires_at")
-    return {pk: (user_id, expires) for pk, user_id, expires in found}
+    return {pk: Row(user_id, expires) for pk, user_id, expires in found}

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from mcp_tools.access import credentials, permissions
 from mcp_tools.access.authentication import forget_tokens
+from mcp_tools.access.reach import reach_of
 from mcp_tools.conf import mcp_settings
 from mcp_tools.loops import PerLoop
 from mcp_tools.notify import counters as polling
@@ -351,17 +352,28 @@ class Hub:
             kind, pk = credentials.key(listener.token)
             wanted.setdefault(kind, set()).add(pk)
         found = {kind: await database_sync_to_async(credentials.rows)(kind, ids) for kind, ids in wanted.items()}
+        kept, narrowed = [], False
         for listener in holders:
             kind, pk = credentials.key(listener.token)
             row = found[kind].get(pk)
-            if row is None or row[0] != getattr(listener.user, "pk", None):
+            if row is None or row.user_id != getattr(listener.user, "pk", None):
                 self.end(listener, TOKEN_REVOKED)
                 continue
-            listener.token.expires_at = row[1]
+            listener.token.expires_at = row.expires_at
             if listener.token.is_expired:
                 self.end(listener, TOKEN_EXPIRED)
-            else:
-                self._watch_expiry(listener)
+                continue
+            self._watch_expiry(listener)
+            kept.append(listener)
+            if row.reach != reach_of(listener.token):
+                # Sessions opened with one token may share its credential: set once, seen by them all.
+                listener.token.reach = row.reach
+                narrowed = True
+        if narrowed:
+            # A user changed which tools a credential reaches: its holders' lists may have changed.
+            snapshot = await catalog.get()
+            for listener in kept:
+                listener.tools_changed(snapshot)
 
     def admits(self, user: Any) -> bool:
         """Whether ``user`` may open one more connection here (anonymous callers share one allowance)."""

@@ -21,6 +21,7 @@ from oauth2_provider.forms import ApplicationForm
 from oauth2_provider.models import revoke_access_token
 
 from mcp_tools.oauth import authorizations, registrations
+from mcp_tools.oauth.models import Consent
 
 
 def _user_search() -> tuple[str, ...]:
@@ -149,3 +150,35 @@ class GrantAdmin(CredentialAdmin):
     secret_fields = ("code", "code_challenge")
     list_display = ("__str__", "user", "application", "expires", "created")
     raw_id_fields = ("user", "application")
+
+
+@admin.register(Consent)
+class ConsentAdmin(admin.ModelAdmin):
+    """What each user let each application use: shown to admins, changed only by the user who chose it.
+
+    An admin who wants an application to reach less revokes it; choosing for a user would act in their name.
+    """
+
+    list_display = ("user", "application", "reach", "chosen_tools", "updated_at")
+    list_filter = ("reach",)
+    list_select_related = ("user", "application")
+    search_fields = ("application__name", "application__client_id", *_user_search())
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        return super().get_queryset(request).prefetch_related("tools")
+
+    @admin.display(description=_("chosen tools"))
+    def chosen_tools(self, consent: Consent) -> str:
+        if consent.reach != Consent.Reach.CHOSEN:
+            return "-"
+        return ", ".join(sorted(tool.name for tool in consent.tools.all())) or str(_("none"))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Deleting a consent would widen the application to all its user's tools.
+        return False

@@ -25,6 +25,7 @@ from oauth2_provider.models import (
 from oauth2_provider.settings import oauth2_settings
 
 from mcp_tools.oauth.clients import ClientIdentity, identify
+from mcp_tools.oauth.models import Consent
 
 
 @dataclass
@@ -36,6 +37,8 @@ class Authorization:
     last_authorized: datetime | None = None
     #: When the newest live access token expires (refreshing it, the client may go on past that).
     token_expires: datetime | None = None
+    #: The tools the user let it use (None: all of theirs, as for applications authorized before choices).
+    consent: Consent | None = None
     starts: list[datetime] = field(default_factory=list, repr=False)
 
     @property
@@ -66,9 +69,12 @@ def authorizations_of(user: Any) -> list[Authorization]:
     for application_id, started in starts:
         found.setdefault(application_id, Authorization(None)).starts.append(started)
     found.pop(None, None)
+    consents = Consent.objects.filter(user=user, application__in=list(found)).prefetch_related("tools")
+    chosen = {consent.application_id: consent for consent in consents}
     for application in get_application_model().objects.filter(pk__in=list(found)):
         entry = found[application.pk]
         entry.application = application
+        entry.consent = chosen.get(application.pk)
         entry.first_authorized = min(entry.starts, default=None)
         entry.last_authorized = max(entry.starts, default=None)
     listed = [entry for entry in found.values() if entry.application is not None]

@@ -17,9 +17,11 @@ from typing import Any
 from django.utils import timezone
 
 from mcp_tools.access.authentication import AuthenticationFailed, InsufficientScope, remembered_or
-from mcp_tools.access.credentials import Rows
+from mcp_tools.access.credentials import Row, Rows
+from mcp_tools.access.reach import Reach
 from mcp_tools.access.resource import resource_url, same_resource
 from mcp_tools.conf import mcp_settings
+from mcp_tools.oauth.consents import reaches
 
 OAUTH = "oauth"
 NOT_FOR_THIS_RESOURCE = "The access token was not issued for this resource."
@@ -35,6 +37,8 @@ class OAuthCredential:
     client_label: str
     client_id: str
     scopes: frozenset[str]
+    #: The tools the user let the client use (None: all of theirs); re-read whenever sessions are re-checked.
+    reach: Reach | None = None
     credential_kind: str = OAUTH
 
     @property
@@ -82,11 +86,14 @@ def _issued_for(token: Any, resource: str) -> bool:
 
 
 def rows(ids: set[Any]) -> Rows:
-    """The OAuth access tokens with these ids that still exist: id -> (user id, expires)."""
+    """The OAuth access tokens with these ids that still exist, with the reach their user chose for the client."""
     from oauth2_provider.models import get_access_token_model
 
-    found = get_access_token_model().objects.filter(pk__in=ids).values_list("pk", "user_id", "expires")
-    return {pk: (user_id, expires) for pk, user_id, expires in found}
+    found = list(
+        get_access_token_model().objects.filter(pk__in=ids).values_list("pk", "user_id", "expires", "application_id")
+    )
+    chosen = reaches((user, application) for _, user, _, application in found)
+    return {pk: Row(user, expires, chosen[user, application]) for pk, user, expires, application in found}
 
 
 def _validated(raw: str, resource: str) -> Any:
@@ -123,4 +130,12 @@ def _credential(token: Any) -> OAuthCredential:
         client_label=label[:255],
         client_id=client_id,
         scopes=frozenset(token.scope.split()),
+        reach=_reach(token),
     )
+
+
+def _reach(token: Any) -> Reach | None:
+    if token.application_id is None or token.user_id is None:
+        return None  # an external server's token: no consent of this site's narrows it
+    pair = (token.user_id, token.application_id)
+    return reaches([pair])[pair]

@@ -15,7 +15,7 @@ from mcp_tools.oauth.endpoints import RevokeTokenView, TokenView
 from mcp_tools.oauth.introspection import IntrospectionView
 from mcp_tools.oauth.metadata import AuthorizationServerMetadataView, ProtectedResourceMetadataView
 from mcp_tools.oauth.registration import RegistrationManagementView, RegistrationView
-from mcp_tools.oauth.views import ConnectedAppsView, ConsentView, RevokeView
+from mcp_tools.oauth.views import ConnectedAppsView, ConsentView, RevokeView, ToolsChoiceView
 
 # The toolkit's token, revocation and introspection endpoints and its dynamic client registration and its
 # management (token, revocation and registration readable cross-origin; introspection for the resource servers
@@ -44,5 +44,6 @@ urlpatterns: list[Any] = [
     ),
     path("oauth/apps/", ConnectedAppsView.as_view(), name="mcp-connected-apps"),
     path("oauth/apps/<int:pk>/revoke/", RevokeView.as_view(), name="mcp-connected-app-revoke"),
+    path("oauth/apps/<int:pk>/tools/", ToolsChoiceView.as_view(), name="mcp-connected-app-tools"),
     path("oauth/", include((authorization_patterns, "oauth2_provider"))),
 ]

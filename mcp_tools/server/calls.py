@@ -194,7 +194,7 @@ class Call:
             raise InvalidParams('"name" must be a string')
         entry = snapshot.by_name.get(self.name)
         await permissions.prepare(self.session.user)
-        if entry is None or entry.name not in snapshot.view(self.session.user).names:
+        if entry is None or entry.name not in self.session.view(snapshot).names:
             raise UnknownTool(self.name)
         return entry
 

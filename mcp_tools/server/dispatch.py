@@ -77,7 +77,7 @@ async def instructions_for(session: Session) -> str:
     named = snapshot.names_in(text)
     if named:
         await permissions.prepare(session.user)
-        if not named <= snapshot.view(session.user).names:
+        if not named <= session.view(snapshot).names:
             return ""
     return text
 
@@ -322,7 +322,7 @@ class Server:
         revision = terms.revision
         snapshot = await catalog.get()
         await permissions.prepare(session.user)
-        view = snapshot.view(session.user)
+        view = session.view(snapshot)
         visible = view.entries
         offset = decode_cursor(request.params.get("cursor"), len(visible))
         # The draft's tools/list takes no cursor, so draft clients get every tool at once.

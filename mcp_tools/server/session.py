@@ -9,9 +9,11 @@ from typing import Any
 
 from mcp_tools.access import permissions
 from mcp_tools.access.concurrency import SessionCalls
+from mcp_tools.access.reach import reach_of
 from mcp_tools.protocol.jsonrpc import RequestId, notification
 from mcp_tools.protocol.versions import SUBSCRIPTION_ID_META, Revision
 from mcp_tools.tools.context import Context
+from mcp_tools.tools.snapshot import Snapshot, View
 
 LIST_CHANGED = "notifications/tools/list_changed"
 Emit = Callable[[Any], None]
@@ -48,12 +50,16 @@ class ListWatcher:
     fingerprint: frozenset[Any] | None = None
     ended_because: str = ""  # why the hub ended it; empty while its credentials work
 
+    def view(self, snapshot: Snapshot) -> View:
+        """The tools this caller may list and call: its user's, within its credential's reach."""
+        return snapshot.view(self.user, reach_of(self.token))
+
     def remember(self, snapshot: Any) -> None:
-        self.fingerprint = snapshot.view(self.user).fingerprint
+        self.fingerprint = self.view(snapshot).fingerprint
 
     def tools_changed(self, snapshot: Any) -> None:
         """Announce list_changed when, and only when, this caller's list differs from the last one seen."""
-        current = snapshot.view(self.user).fingerprint
+        current = self.view(snapshot).fingerprint
         if current != self.fingerprint:
             self.fingerprint = current
             self.announce()

@@ -8,6 +8,7 @@ from functools import cached_property
 from typing import Any
 
 from mcp_tools.access import permissions
+from mcp_tools.access.reach import Reach
 from mcp_tools.tools.entries import Entry
 
 
@@ -51,16 +52,18 @@ class Snapshot:
     def by_name(self) -> dict[str, Entry]:
         return {entry.name: entry for entry in self.entries}
 
-    def view(self, user: Any) -> View:
-        """What ``user`` may list and call, computed once per distinct kind of caller and shared by every caller
-        who may use the same tools.
+    def view(self, user: Any, reach: Reach | None = None) -> View:
+        """What ``user`` may list and call (narrowed to ``reach``, the credential's, when given), computed once per
+        distinct kind of caller and shared by every caller who may use the same tools.
 
         Call :func:`mcp_tools.access.permissions.prepare` for ``user`` first (off the event loop).
         """
-        key = permissions.user_key(user)
+        key = (permissions.user_key(user), reach)
         found = self._views.get(key)
         if found is None:
-            entries = tuple(e for e in self.entries if permissions.may_use(user, e))
+            entries = tuple(
+                e for e in self.entries if permissions.may_use(user, e) and (reach is None or reach.allows(e))
+            )
             names = tuple(entry.name for entry in entries)
             found = self._by_names.get(names)
             if found is None:
