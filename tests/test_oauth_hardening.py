@@ -371,6 +371,17 @@ def test_a_refresh_of_a_token_bound_to_no_resource_binds_the_new_one_to_this_end
     assert access_row(body["access_token"]).resource == [RESOURCE]
 
 
+def test_a_client_credentials_token_for_another_server_is_refused_invalid_target() -> None:
+    client_id, secret = resource_server()
+
+    response = Client().post(
+        TOKEN, {"grant_type": "client_credentials", "resource": ELSEWHERE}, HTTP_AUTHORIZATION=basic(client_id, secret)
+    )
+
+    assert (response.status_code, response.json()) == (400, NOT_SERVED_ANSWER)
+    assert not get_access_token_model().objects.exists()
+
+
 # 3. A code redeemed twice revokes what its first redemption issued -------------------------------------
 
 

@@ -50,7 +50,12 @@ class CheckedMetadataFetcher(SafeMetadataFetcher):
 
     def fetch(self, client_id: str) -> tuple[dict[str, Any], int]:
         document, max_age = super().fetch(client_id)
+        return self.checked(document), max_age
+
+    @staticmethod
+    def checked(document: Any) -> Any:
+        """``document``, unless its redirect URIs are refused (CIMDError: the client is then unknown)."""
         found = problem(document.get("redirect_uris")) if isinstance(document, dict) else None
         if found is not None:
             raise CIMDError(found.description)
-        return document, max_age
+        return document

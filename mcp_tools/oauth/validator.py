@@ -18,9 +18,6 @@ from oauthlib.oauth2.rfc6749 import errors
 from mcp_tools.oauth import redemptions
 from mcp_tools.oauth.resources import INVALID_TARGET, OAuthlibConnection, Unserved, named, settle
 
-#: The grants whose tokens carry the resources of the authorization the user gave.
-USER_GRANTS = ("authorization_code", "refresh_token")
-
 
 class MCPOAuth2Validator(OAuth2Validator):
     def save_authorization_code(
@@ -46,10 +43,10 @@ class MCPOAuth2Validator(OAuth2Validator):
         return bool(valid and request.user.is_active)
 
     def save_bearer_token(self, token: dict[str, Any], request: Request, *args: Any, **kwargs: Any) -> Any:
-        """Check the resources the tokens will carry, save them, and record the code they were redeemed for."""
-        if request.grant_type in USER_GRANTS:
-            asked = named(_body_values(request, "resource") or getattr(request, "resource", None))
-            request.resource = self._settled(asked or self._inherited(request), request)
+        """Check the resources the tokens will carry (whatever the grant), save them, and record the code they
+        were redeemed for."""
+        asked = named(_body_values(request, "resource") or getattr(request, "resource", None))
+        request.resource = self._settled(asked or self._inherited(request), request)
         try:
             with transaction.atomic(using=router.db_for_write(get_access_token_model())):
                 saved = super().save_bearer_token(token, request, *args, **kwargs)
@@ -67,12 +64,12 @@ class MCPOAuth2Validator(OAuth2Validator):
             raise errors.CustomOAuth2Error(INVALID_TARGET, str(refusal), request=request) from None
 
     def _inherited(self, request: Request) -> list[str]:
-        """The resources the code or refresh token being redeemed is bound to."""
+        """The resources the code or refresh token being redeemed is bound to (none for other grants)."""
         if request.grant_type == "authorization_code":
             grant = get_grant_model().objects.filter(code=request.code, application=request.client).first()
             return list(grant.resource or []) if grant is not None else []
         refresh = getattr(request, "refresh_token_instance", None)
-        return list(refresh.resource or []) if refresh is not None else []
+        return list(refresh.resource or []) if request.grant_type == "refresh_token" and refresh is not None else []
 
 
 def _body_values(request: Request, name: str) -> list[str]:
