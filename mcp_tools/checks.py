@@ -16,6 +16,7 @@ from mcp_tools.transports.origins import is_origin_pattern
 from mcp_tools.validators import RATE_RE
 
 POSITIVE_INTS = (
+    "TOKEN_LIFETIME_DAYS",
     "PAGE_SIZE",
     "MAX_MESSAGE_BYTES",
     "MAX_DEPTH",
@@ -108,8 +109,8 @@ def _positive_int_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
 
 
 def _positive_int_or_derived(name: str, item: Any) -> bool:
-    if item is None and DEFAULTS[name] is None:
-        return True  # derived from another setting
+    if item is None and (DEFAULTS[name] is None or name == "TOKEN_LIFETIME_DAYS"):
+        return True  # derived from another setting, or (a token's lifetime) none at all
     return isinstance(item, int) and not isinstance(item, bool) and item >= 1
 
 

@@ -35,6 +35,7 @@ DEFAULTS: dict[str, Any] = {
     "ALLOWED_ORIGINS": [],
     "TOKEN_LAST_USED_INTERVAL": 60,
     "TOKEN_CACHE_SECONDS": 5,
+    "TOKEN_LIFETIME_DAYS": 90,  # how long a token issued by mcp_token or the admin lives unless told; None: forever
     # Freshness: how soon a change made in any process (tools, grants, groups, users, tokens) binds here
     "FRESHNESS_SECONDS": 5.0,
     "POLL_SECONDS": None,  # None: FRESHNESS_SECONDS / 4 (the change-counter poll without a shared layer)
@@ -80,6 +81,8 @@ DEFAULTS: dict[str, Any] = {
     "OAUTH_ACCEPT_UNBOUND_TOKENS": False,  # accept the site's own tokens that name no resource (RFC 8707)
     "OAUTH_REGISTRATION_RATE": "20/h",  # dynamic client registrations per client address
     "OAUTH_CLIENT_RETENTION_DAYS": 30,  # unused DCR and CIMD clients older than this are stale (mcp_oauth_cleanup)
+    # External authorization servers whose JWT access tokens (RFC 9068) are checked here (mcp_tools.oauth.issuers)
+    "OAUTH_JWT_ISSUERS": [],
     # Resources besides this site's own MCP endpoint that its authorization server issues tokens for (URLs)
     "OAUTH_RESOURCES": [],
     "OAUTH_INTROSPECTION_CLIENTS": [],  # client IDs of resource servers that may introspect tokens; []: none

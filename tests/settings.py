@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 from pathlib import Path
@@ -138,6 +139,9 @@ for _key in ("MAX_CONCURRENT_CALLS", "MAX_CALLS_PER_USER", "TOOL_THREADS", "USER
         MCP_TOOLS[_key] = int(os.environ[f"MCP_TEST_{_key}"])
 if os.environ.get("MCP_TEST_STDIO_POLL_SECONDS"):
     MCP_TOOLS["STDIO_POLL_SECONDS"] = float(os.environ["MCP_TEST_STDIO_POLL_SECONDS"])
+if os.environ.get("MCP_TEST_JWT_ISSUERS"):
+    # Live JWT tests trust issuers that the test serves on loopback (tests/jwt_issuer.py).
+    MCP_TOOLS["OAUTH_JWT_ISSUERS"] = json.loads(os.environ["MCP_TEST_JWT_ISSUERS"])
 if os.environ.get("MCP_TEST_OAUTH_INTROSPECTION_CLIENTS"):
     MCP_TOOLS["OAUTH_INTROSPECTION_CLIENTS"] = os.environ["MCP_TEST_OAUTH_INTROSPECTION_CLIENTS"].split(",")
 

@@ -22,7 +22,10 @@ pytestmark = pytest.mark.django_db
 TOOLS_URL = "/admin/mcp_tools/tool/"
 TOKENS_URL = "/admin/mcp_tools/accesstoken/"
 PREVIEW = re.compile(r"<pre>(.*?)</pre>", re.S)
-SHOWN_ONCE = re.compile(r"Copy this token now; it will not be shown again: <code>(mcp_[A-Za-z0-9_-]+)</code>")
+SHOWN_ONCE = re.compile(
+    r"Copy this token now; it will not be shown again: <code>(mcp_[A-Za-z0-9_-]+)</code> "
+    r"(?:It expires on [^<>]+\.|It never expires\.)"
+)
 
 
 def form_errors(response: Any) -> dict[str, list[str]]:
@@ -279,7 +282,7 @@ def test_the_add_form_has_no_preview_yet(admin_client):
 def test_adding_a_token_shows_the_secret_once_and_stores_only_its_digest(admin_client, user):
     response = admin_client.post(
         f"{TOKENS_URL}add/",
-        {"user": user.pk, "name": "laptop", "expires_at_0": "", "expires_at_1": ""},
+        {"user": user.pk, "name": "laptop", "expires_at_0": "", "expires_at_1": "", "expiry": "never"},
         follow=True,
     )
 

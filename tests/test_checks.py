@@ -81,6 +81,16 @@ CASES: list[tuple[str, dict[str, Any], list[checks.CheckMessage]]] = [
             checks.Error("Unknown MCP_TOOLS key 'PAGESIZE'.", hint=f"Valid keys: {VALID_KEYS}.", id="mcp_tools.E002"),
         ],
     ),
+    ("tokens that never expire by default", {"MCP_TOOLS": {"TOKEN_LIFETIME_DAYS": None}}, []),
+    (
+        "a token lifetime of no days",
+        {"MCP_TOOLS": {"TOKEN_LIFETIME_DAYS": 0}},
+        [
+            checks.Error(
+                "MCP_TOOLS['TOKEN_LIFETIME_DAYS'] must be a positive integer.", hint="Default: 90.", id="mcp_tools.E004"
+            )
+        ],
+    ),
     (
         "permission class that cannot be imported",
         {"MCP_TOOLS": {"PERMISSION_CLASSES": ["mcp_tools.access.permissions.IsStaff"]}},

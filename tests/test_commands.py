@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from mcp_tools.access.authentication import authenticate
-from mcp_tools.models import HINT_FIELDS, AccessToken, Tool
+from mcp_tools.models import HINT_FIELDS, AccessToken, Tool, hash_token
 from mcp_tools.tools.registry import registry
 from mcp_tools.transports.http_request import connection_request
 
@@ -123,14 +123,21 @@ def test_sync_leaves_callables_that_a_tool_already_runs():
 # mcp_token -----------------------------------------------------------------------------------------
 
 
-def test_token_create_prints_only_a_token_that_authenticates(user):
+def expiry_said(token: AccessToken, after: str) -> str:
+    return f"The token expires at {token.expires_at.isoformat(timespec='seconds')} (in {after}).\n"
+
+
+def test_token_create_prints_only_a_token_that_authenticates_and_says_its_default_expiry_apart(user):
+    before = timezone.now()
+
     out, err = run("mcp_token", "create", "alice")
 
     [raw] = out.splitlines()
     token = AccessToken.objects.get()
-    assert (out, err) == (f"{raw}\n", "")
+    assert (out, err) == (f"{raw}\n", expiry_said(token, "90 days"))
     assert raw.startswith(AccessToken.PREFIX)
-    assert (token.user, token.name, token.expires_at) == (user, "", None)
+    assert (token.user, token.name) == (user, "")
+    assert before + timedelta(days=90) <= token.expires_at <= timezone.now() + timedelta(days=90)
     handshake = connection_request({"headers": [(b"authorization", f"Bearer {raw}".encode())]})
     assert authenticate(handshake) == (user, token)
 
@@ -138,19 +145,41 @@ def test_token_create_prints_only_a_token_that_authenticates(user):
 def test_token_create_with_days_and_a_name_sets_expiry_and_label(user):
     before = timezone.now()
 
-    run("mcp_token", "create", "alice", "--days", "7", "--name", "laptop")
+    _out, err = run("mcp_token", "create", "alice", "--days", "7", "--name", "laptop")
 
     token = AccessToken.objects.get()
     assert token.name == "laptop"
     assert before + timedelta(days=7) <= token.expires_at <= timezone.now() + timedelta(days=7)
+    assert err == expiry_said(token, "7 days")
+
+
+def test_token_create_never_expires_only_when_told(user):
+    out, err = run("mcp_token", "create", "alice", "--never")
+
+    [raw] = out.splitlines()
+    token = AccessToken.objects.get()
+    assert (token.digest, err, token.expires_at) == (hash_token(raw), "The token never expires.\n", None)
+
+
+def test_token_create_follows_the_lifetime_setting_and_none_means_never(user, settings):
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "TOKEN_LIFETIME_DAYS": 1}
+    _out, one_day = run("mcp_token", "create", "alice", "--name", "one")
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "TOKEN_LIFETIME_DAYS": None}
+    _out, never = run("mcp_token", "create", "alice", "--name", "none")
+
+    short, forever = AccessToken.objects.get(name="one"), AccessToken.objects.get(name="none")
+    assert (one_day, never) == (expiry_said(short, "1 day"), "The token never expires.\n")
+    assert short.expires_at <= timezone.now() + timedelta(days=1)
+    assert forever.expires_at is None
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (("create", "bob"), "No user 'bob'."),
-        (("create", "alice", "--days", "0"), "--days must be at least 1."),
-        (("create", "alice", "--days", "-3"), "--days must be at least 1."),
+        (("create", "alice", "--days", "0"), "--days must be at least 1 (--never for a token that never expires)."),
+        (("create", "alice", "--days", "-3"), "--days must be at least 1 (--never for a token that never expires)."),
+        (("create", "alice", "--days", "3", "--never"), "Error: argument --never: not allowed with argument --days"),
         (("list", "bob"), "No user 'bob'."),
         (("revoke", "mcp_abc"), "Give at least the first 8 characters of the token."),
     ],
@@ -165,7 +194,7 @@ def test_token_commands_refuse_bad_input(user, args, message):
 
 def test_token_list_shows_hints_never_secrets(user):
     _old, old_raw = AccessToken.objects.issue(user, name="ci", days=1)
-    _new, new_raw = AccessToken.objects.issue(user)
+    _new, new_raw = AccessToken.objects.issue(user, days=None)
     AccessToken.objects.filter(name="ci").update(created_at=timezone.now() - timedelta(hours=1))
     old, new = AccessToken.objects.get(name="ci"), AccessToken.objects.get(name="")
 

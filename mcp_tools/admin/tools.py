@@ -1,4 +1,4 @@
-"""Admin for tools (schema validation, registered-callable choices, model queries, preview) and access tokens."""
+"""Admin for tools (schema validation, registered-callable choices, model queries, preview)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from mcp_tools.admin.history import ToolHistoryAdmin
 from mcp_tools.admin.sources import SearchSourceInline
 from mcp_tools.models import (
     HINT_FIELDS,
-    AccessToken,
     GroupGrant,
     ModelQuery,
     Tool,
@@ -337,41 +336,3 @@ def api_action_choices() -> list[tuple[str, str]]:
 
 def pretty_json(value: Any) -> str:
     return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
-
-
-class AccessTokenForm(forms.ModelForm):
-    class Meta:
-        model = AccessToken
-        fields = ("user", "name", "expires_at", "rate_limit")
-
-
-@admin.register(AccessToken)
-class AccessTokenAdmin(admin.ModelAdmin):
-    form = AccessTokenForm
-    list_display = ("hint", "user", "name", "rate_limit", "created_at", "expires_at", "last_used_at")
-    list_filter = ("created_at", "expires_at")
-    search_fields = ("name", "user__username", "hint")
-    readonly_fields = ("hint", "created_at", "last_used_at")
-    autocomplete_fields = ("user",)
-    date_hierarchy = "created_at"
-
-    def get_fields(self, request: HttpRequest, obj: AccessToken | None = None) -> tuple[str, ...]:
-        if obj is None:
-            return ("user", "name", "expires_at", "rate_limit")
-        return ("user", "name", "hint", "expires_at", "rate_limit", "created_at", "last_used_at")
-
-    def get_readonly_fields(self, request: HttpRequest, obj: AccessToken | None = None) -> list[str]:
-        readonly = list(self.readonly_fields)
-        return [*readonly, "user"] if obj is not None else readonly
-
-    def save_model(self, request: HttpRequest, obj: AccessToken, form: Any, change: bool) -> None:
-        if change:
-            super().save_model(request, obj, form, change)
-            return
-        raw = obj.new_secret()
-        super().save_model(request, obj, form, change)
-        self.message_user(
-            request,
-            format_html("Copy this token now; it will not be shown again: <code>{}</code>", raw),
-            messages.WARNING,
-        )

@@ -3,7 +3,7 @@
 from mcp_tools.models.records import ChangeCounter, RunningCall, ToolCall, ToolChange
 from mcp_tools.models.sessions import ClientSession
 from mcp_tools.models.sources import SearchSource
-from mcp_tools.models.tokens import AccessToken, AccessTokenManager, hash_token
+from mcp_tools.models.tokens import AccessToken, AccessTokenManager, Lifetime, hash_token
 from mcp_tools.models.tools import (
     GENERATED_KINDS,
     HINT_FIELDS,
@@ -24,6 +24,7 @@ __all__ = [
     "ChangeCounter",
     "ClientSession",
     "GroupGrant",
+    "Lifetime",
     "ModelQuery",
     "RateLimitOverride",
     "RunningCall",

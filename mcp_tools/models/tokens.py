@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from django.conf import settings
@@ -12,6 +13,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from mcp_tools.conf import mcp_settings
 from mcp_tools.validators import validate_rate
 
 
@@ -19,11 +21,36 @@ def hash_token(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
+class Lifetime(enum.Enum):
+    """How long a new token lives unless told: ``TOKEN_LIFETIME_DAYS``."""
+
+    DEFAULT = "default"
+
+
+def default_lifetime_days() -> int | None:
+    """The days a new token lives unless its issuer says otherwise; None: it never expires."""
+    days = mcp_settings.TOKEN_LIFETIME_DAYS
+    return None if days is None else int(days)
+
+
+def expiry_after(days: int | Lifetime | None, now: datetime | None = None) -> datetime | None:
+    """When a token issued ``now`` for ``days`` expires (None: never; ``Lifetime.DEFAULT``: the setting's)."""
+    if days is Lifetime.DEFAULT:
+        days = default_lifetime_days()
+    if days is None:
+        return None
+    if days < 1:
+        raise ValueError("A token lives at least one day; None is a token that never expires.")
+    return (now or timezone.now()) + timedelta(days=days)
+
+
 class AccessTokenManager(models.Manager["AccessToken"]):
-    def issue(self, user: Any, *, name: str = "", days: int | None = None, rate: str = "") -> tuple[AccessToken, str]:
-        """Create a token, ``rate`` its own limit across every tool; returns the row and the only copy of the secret."""
-        expires = timezone.now() + timedelta(days=days) if days else None
-        token = self.model(user=user, name=name, expires_at=expires, rate_limit=rate)
+    def issue(
+        self, user: Any, *, name: str = "", days: int | Lifetime | None = Lifetime.DEFAULT, rate: str = ""
+    ) -> tuple[AccessToken, str]:
+        """Create a token expiring after ``days`` (TOKEN_LIFETIME_DAYS unless given; None: never), ``rate`` its
+        own limit across every tool; returns the row and the only copy of the secret."""
+        token = self.model(user=user, name=name, expires_at=expiry_after(days), rate_limit=rate)
         raw = token.new_secret()
         token.save(using=self._db)
         return token, raw

@@ -1,4 +1,5 @@
-"""Wires OAuth tokens into authentication, the sessions' re-checks and the change signals."""
+"""Wires OAuth tokens (the toolkit's, and trusted issuers' JWTs) into authentication, the sessions' re-checks
+and the change signals."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ class OAuthConfig(AppConfig):
     def ready(self) -> None:
         from mcp_tools.access.authentication import register_bearer
         from mcp_tools.access.credentials import register_kind
-        from mcp_tools.oauth import checks, signals, tokens  # noqa: F401  (checks and signals register)
+        from mcp_tools.oauth import checks, jwt_tokens, signals, tokens  # noqa: F401  (checks and signals register)
 
+        # A JWT of an issuer the site trusts is checked here; any other token goes to the toolkit.
+        register_bearer(jwt_tokens.resolve)
         register_bearer(tokens.resolve)
         register_kind(tokens.OAUTH, tokens.rows)
+        register_kind(jwt_tokens.JWT, jwt_tokens.rows)

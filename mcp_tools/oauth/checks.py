@@ -1,4 +1,4 @@
-"""System checks for a site serving MCP over OAuth: mcp_tools.E010, E013, E014 and W008-W010, W015."""
+"""System checks for a site serving MCP over OAuth: mcp_tools.E010, E011, E013, E014, W008-W010 and W015."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from django.apps import apps
 from django.core import checks
 
 from mcp_tools.conf import mcp_settings
+from mcp_tools.oauth import issuers
 
 
 @checks.register(checks.Tags.compatibility)
@@ -60,6 +61,32 @@ def check_resource_url(app_configs: Any = None, **kwargs: Any) -> list[checks.Ch
             id="mcp_tools.W010",
         )
     ]
+
+
+@checks.register(checks.Tags.security)
+def check_jwt_issuers(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """Each trusted issuer of JWT access tokens is fully described; an entry with a problem trusts nothing."""
+    entries = getattr(mcp_settings, issuers.SETTING)
+    name = f"MCP_TOOLS[{issuers.SETTING!r}]"
+    if not isinstance(entries, list):
+        hint = "List one dict per issuer, or leave it []."
+        return [checks.Error(f"{name} must be a list.", hint=hint, id="mcp_tools.E011")]
+    found: list[checks.CheckMessage] = []
+    seen: set[Any] = set()
+    for index, entry in enumerate(entries):
+        for problem, hint in issuers.problems(entry):
+            found.append(checks.Error(f"{name}[{index}]: {problem}", hint=hint, id="mcp_tools.E011"))
+        issuer = entry.get("ISSUER") if isinstance(entry, dict) else None
+        if isinstance(issuer, str) and issuer in seen:
+            found.append(
+                checks.Error(
+                    f"{name}[{index}]: the issuer {issuer!r} is listed twice.",
+                    hint="Keep one entry per issuer.",
+                    id="mcp_tools.E011",
+                )
+            )
+        seen.add(issuer)
+    return found
 
 
 @checks.register(checks.Tags.security)
