@@ -212,8 +212,16 @@ def test_an_authorization_asked_through_another_port_names_no_resource_of_ours(b
 
 @pytest.mark.parametrize(
     "resources",
-    [[ELSEWHERE], [RESOURCE, ELSEWHERE], ["http://testserver/other"], ["urn:example:mcp"]],
-    ids=["another-server", "ours-and-another", "another-path-here", "not-a-url"],
+    [
+        [ELSEWHERE],
+        [RESOURCE, ELSEWHERE],
+        ["http://testserver/other"],
+        ["http://testserver/mcp?tenant=other"],
+        ["http://alice@testserver/mcp"],
+        ["urn:example:mcp"],
+        ["http://[testserver/mcp"],
+    ],
+    ids=["another-server", "ours-and-another", "another-path-here", "a-query", "userinfo", "not-a-url", "broken"],
 )
 def test_an_authorization_for_a_resource_not_served_here_goes_back_invalid_target_before_the_user_is_asked(
     browser: Client, client_id: str, resources: list[str]
@@ -693,6 +701,19 @@ def test_a_caller_not_authenticated_as_a_listed_confidential_client_gets_the_sam
     }
 
     assert refused(attempts[credentials]()) == REFUSAL
+
+
+def test_an_unlisted_client_id_is_refused_before_it_is_looked_up_or_fetched(
+    user: Any, introspector: tuple[str, str], host: MetadataHost
+) -> None:
+    path = f"/connectors/{uuid.uuid4().hex}.json"
+    client_id = host.url(path)
+    host.document(path, client_metadata(client_id))
+
+    response = introspect(access_token(user, resource=[RESOURCE]), client_id=client_id, client_secret="")
+
+    assert refused(response) == REFUSAL
+    assert (host.requests, get_application_model().objects.filter(client_id=client_id).exists()) == ([], False)
 
 
 def test_a_token_of_a_deactivated_user_is_inactive(user: Any, introspector: tuple[str, str]) -> None:

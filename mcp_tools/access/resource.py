@@ -115,11 +115,11 @@ def _path() -> str:
 
 
 def _normal(url: str) -> str:
-    parts = urlsplit(url.strip())
     try:
+        parts = urlsplit(url.strip())
         port = parts.port
     except ValueError:
-        return url  # a port no server listens on: equal only to itself
+        return url  # not a URL, or a port no server listens on: equal only to itself
     if parts.username is not None or parts.password is not None or "#" in url:
         return url  # no resource indicator may carry these (RFC 8707): equal only to itself
     scheme = parts.scheme.lower()

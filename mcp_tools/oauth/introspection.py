@@ -9,9 +9,10 @@ the POST body only: a query string ends up in logs. A token whose user is deacti
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import unquote_plus, urlencode
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.decorators import method_decorator
@@ -51,8 +52,10 @@ class IntrospectionView(View):
 def may_introspect(request: HttpRequest) -> bool:
     """Whether the request authenticates, with its client credentials, a client listed to introspect."""
     allowed = introspectors()
-    if not allowed:
-        return False  # nothing to authenticate against: not even a client secret is checked
+    claimed = _claimed_client_ids(request)
+    if not claimed or not claimed <= allowed:
+        # Refused before any secret is checked or client looked up (a client ID may be a URL to fetch).
+        return False
     core = get_oauthlib_core()
     oauthlib_request = Request(
         request.build_absolute_uri(),
@@ -64,6 +67,19 @@ def may_introspect(request: HttpRequest) -> bool:
         return False
     client = oauthlib_request.client
     return client.client_id in allowed and client.client_type == AbstractApplication.CLIENT_CONFIDENTIAL
+
+
+def _claimed_client_ids(request: HttpRequest) -> set[str]:
+    """The client IDs the request names: in its Basic credentials (RFC 6749 section 2.3.1) and in its body."""
+    claimed = {str(request.POST.get("client_id") or "")}
+    scheme, _, credentials = request.headers.get("Authorization", "").strip().partition(" ")
+    if scheme.lower() == "basic":
+        try:
+            decoded = base64.b64decode(credentials.strip(), validate=True).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            decoded = ""
+        claimed.add(unquote_plus(decoded.partition(":")[0]))
+    return claimed - {""}
 
 
 def _held_by_inactive_user(token: str) -> bool:
