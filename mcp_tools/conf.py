@@ -83,6 +83,7 @@ DEFAULTS: dict[str, Any] = {
     "OAUTH_CLIENT_RETENTION_DAYS": 30,  # unused DCR and CIMD clients older than this are stale (mcp_oauth_cleanup)
     # External authorization servers whose JWT access tokens (RFC 9068) are checked here (mcp_tools.oauth.issuers)
     "OAUTH_JWT_ISSUERS": [],
+    "OAUTH_LOGIN_URL": None,  # the consent flow's sign-in (URL or URL name); None: the package's oauth/login/
     # Resources besides this site's own MCP endpoint that its authorization server issues tokens for (URLs)
     "OAUTH_RESOURCES": [],
     "OAUTH_INTROSPECTION_CLIENTS": [],  # client IDs of resource servers that may introspect tokens; []: none

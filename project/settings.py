@@ -145,7 +145,6 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-LOGIN_URL = "login"
 
 # The shop's REST API (project/shop/api). Rates are per user; the bench and the tests stay well below them.
 REST_FRAMEWORK = {

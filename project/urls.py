@@ -1,5 +1,5 @@
-"""URLs of the demo site: the admin, sign-in, the shop's REST API, OAuth for connectors and the landing page
-(MCP routes live in ``project.asgi``)."""
+"""URLs of the demo site: the admin, the shop's REST API, OAuth for connectors (with its sign-in page) and the
+landing page (MCP routes live in ``project.asgi``)."""
 
 from django.contrib import admin
 from django.contrib.staticfiles.urls import staticfiles_urlpatterns
@@ -29,7 +29,6 @@ def favicon(request: HttpRequest) -> HttpResponse:
 urlpatterns = [
     path("favicon.ico", favicon),
     path("admin/", admin.site.urls),
-    path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include((router.urls, "api"))),
     path("", include("mcp_tools.oauth.urls")),
     path("", LandingView.as_view(), name="landing"),

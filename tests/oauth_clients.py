@@ -1,9 +1,10 @@
 """OAuth in tests: a signed-in browser that consents, the official SDK's OAuth client on a live server, and
 django-oauth-toolkit rows made directly.
 
-The browser signs in at ``/accounts/login/``, opens the authorization URL, submits the consent form as a
-person pressing its ``allow`` button would (every hidden input of the form, plus ``allow``), and reads the
-``code`` and ``state`` from the redirect it is answered with, without following it.
+The browser signs in at the consent flow's sign-in page ``/oauth/login/``, opens the authorization URL,
+submits the consent form as a person pressing its ``allow`` button would (every hidden input of the form,
+plus ``allow``), and reads the ``code`` and ``state`` from the redirect it is answered with, without
+following it. ``tests/test_browser_oauth.py`` does the same in a real Chromium.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from tests.oauth import application
 
 TIMEOUT = 10
 SCOPE = "mcp"
-LOGIN = "/accounts/login/"
+LOGIN = "/oauth/login/"
 # Where the client's user agent is sent back: nothing listens there, the browser only reads the redirect.
 REDIRECT_URI = "http://127.0.0.1:9/callback"
 

@@ -45,8 +45,8 @@ MIDDLEWARE = [
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        # The project's sign-in page, which the OAuth consent flow sends users to.
-        "DIRS": [BASE_DIR / "templates"],
+        # The package's own templates only: the OAuth pages, their sign-in page among them, as a new site has them.
+        "DIRS": [],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [

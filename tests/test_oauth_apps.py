@@ -147,7 +147,7 @@ def test_with_nothing_authorized_the_page_says_so(browser: Client) -> None:
 def test_the_page_needs_a_signed_in_user(client: Client) -> None:
     response = client.get("/oauth/apps/")
 
-    assert (response.status_code, response["Location"]) == (302, "/accounts/login/?next=/oauth/apps/")
+    assert (response.status_code, response["Location"]) == (302, "/oauth/login/?next=/oauth/apps/")
 
 
 def test_revoking_deletes_the_users_tokens_and_grants_for_that_app_only(user: Any, bob: Any) -> None:

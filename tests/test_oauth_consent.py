@@ -19,7 +19,11 @@ from tests.oauth import AUTHORIZE, REGISTER, Pkce, answer, application, authoriz
 
 pytestmark = pytest.mark.django_db
 
-UNFRAMED = {"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'"}
+PAGE_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "frame-ancestors 'none'",
+    "Referrer-Policy": "same-origin",
+}
 SELF_DECLARED = "Its name is self-declared and unverified"
 
 
@@ -68,8 +72,8 @@ def test_the_page_names_the_signed_in_user_with_a_sign_out_that_comes_back_here(
 
     html = page.content.decode()
     assert "Signed in as <strong>alice</strong>." in html
-    assert '<form class="inline" method="post" action="/accounts/logout/">' in html
-    assert f'name="next" value="/accounts/login/?next={quote(url, safe="/")}"' in html
+    assert '<form class="inline" method="post" action="/oauth/logout/">' in html
+    assert f'name="next" value="/oauth/login/?next={quote(url, safe="/")}"' in html
 
 
 def test_signing_out_from_the_page_leads_to_sign_in_and_back_to_the_request(browser: Client) -> None:
@@ -77,10 +81,10 @@ def test_signing_out_from_the_page_leads_to_sign_in_and_back_to_the_request(brow
     url = authorize_url(client.client_id, Pkce())
     page = browser.get(url)
 
-    response = browser.post("/accounts/logout/", {"next": page.context["sign_in_again_url"]})
+    response = browser.post("/oauth/logout/", {"next": page.context["sign_in_again_url"]})
 
-    assert (response.status_code, response["Location"]) == (302, f"/accounts/login/?next={quote(url, safe='/')}")
-    assert browser.get(url)["Location"] == f"/accounts/login/?next={quote(url, safe='/')}"
+    assert (response.status_code, response["Location"]) == (302, f"/oauth/login/?next={quote(url, safe='/')}")
+    assert browser.get(url)["Location"] == f"/oauth/login/?next={quote(url, safe='/')}"
 
 
 def test_the_page_lists_the_tools_the_user_may_list_and_no_other(
@@ -161,11 +165,21 @@ def test_a_signed_out_user_is_sent_to_sign_in_first(client: Client) -> None:
 
     response = client.get(url)
 
-    assert (response.status_code, response["Location"]) == (302, f"/accounts/login/?next={quote(url, safe='/')}")
+    assert (response.status_code, response["Location"]) == (302, f"/oauth/login/?next={quote(url, safe='/')}")
 
 
-@pytest.mark.parametrize("page", ["consent", "error", "answer", "connected apps", "sign in first"])
-def test_no_page_of_the_flow_may_be_framed(browser: Client, page: str) -> None:
+PAGES = ["consent", "error", "answer", "connected apps", "revoke", "sign in first", "sign in", "sign out"]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_page_of_the_flow_may_be_framed_nor_send_a_referrer_to_other_sites(
+    browser: Client, page: str, settings: Any
+) -> None:
+    # A site's own policy, even one that sends no referrer at all, must not reach these pages: with
+    # no-referrer, browsers post their forms with "Origin: null", which the CSRF check refuses.
+    settings.MIDDLEWARE = ["django.middleware.security.SecurityMiddleware", *settings.MIDDLEWARE]
+    settings.SECURE_REFERRER_POLICY = "no-referrer"
+    settings.X_FRAME_OPTIONS = "SAMEORIGIN"
     client = application()
     url = authorize_url(client.client_id, Pkce())
     if page == "consent":
@@ -176,10 +190,16 @@ def test_no_page_of_the_flow_may_be_framed(browser: Client, page: str) -> None:
         response = answer(browser, browser.get(url), allow=False)
     elif page == "connected apps":
         response = browser.get("/oauth/apps/")
-    else:
+    elif page == "revoke":
+        response = browser.post(f"/oauth/apps/{client.pk}/revoke/")
+    elif page == "sign in first":
         response = Client().get(url)
+    elif page == "sign in":
+        response = Client().get("/oauth/login/")
+    else:
+        response = browser.post("/oauth/logout/")
 
-    assert {name: response.get(name) for name in UNFRAMED} == UNFRAMED
+    assert {name: response.get(name) for name in PAGE_HEADERS} == PAGE_HEADERS
 
 
 def test_a_consent_form_that_comes_back_altered_is_refused_without_a_redirect(browser: Client) -> None:

@@ -319,7 +319,7 @@ def test_the_choice_page_needs_a_signed_in_user_and_a_csrf_token(user: Any, tool
     anonymous = Client().get(f"/oauth/apps/{app.pk}/tools/")
     forged = signed_in.post(f"/oauth/apps/{app.pk}/tools/", {"reach": "read_only"})
 
-    assert (anonymous.status_code, anonymous["Location"].split("?")[0]) == (302, "/accounts/login/")
+    assert (anonymous.status_code, anonymous["Location"].split("?")[0]) == (302, "/oauth/login/")
     assert forged.status_code == 403
     assert Consent.objects.get(application=app).reach == "all"
 

@@ -527,3 +527,22 @@ def test_a_shared_rate_limit_cache_passes_the_deploy_check(settings: Any) -> Non
     }
 
     assert rate_limit_cache_warnings() == []
+
+
+async def test_credentials_of_different_kinds_numbered_alike_are_counted_apart(
+    settings: Any, django_user_model: Any
+) -> None:
+    from mcp_tools.access import ratelimit
+    from mcp_tools.oauth.tokens import OAuthCredential
+
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "DENIED_RATE": "2/m"}
+    alice = await db_call(django_user_model.objects.create_user, "alice-rate")
+    bob = await db_call(django_user_model.objects.create_user, "bob-rate")
+    site_token, _ = await db_call(AccessToken.objects.issue, alice)
+    oauth = OAuthCredential(pk=site_token.pk, expires_at=None, client_label="", client_id="", scopes=frozenset())
+
+    alice_counts = [await ratelimit.check_denied(alice, site_token) for _ in range(3)]
+    bob_count = await ratelimit.check_denied(bob, oauth)
+
+    assert [limited is None for limited in alice_counts] == [True, True, False]
+    assert bob_count is None

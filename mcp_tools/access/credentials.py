@@ -57,6 +57,12 @@ def key(credential: Any) -> Key:
     return (kind_of(credential), credential.pk)
 
 
+def identity(credential: Any) -> str:
+    """Text naming this credential among those of every kind (two kinds may number their rows alike)."""
+    kind, pk = key(credential)
+    return f"{kind}:{pk}"
+
+
 def kind_of(credential: Any) -> str:
     return str(getattr(credential, "credential_kind", SITE_TOKEN))
 

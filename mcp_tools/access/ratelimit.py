@@ -15,7 +15,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django_ratelimit.core import get_usage
 
-from mcp_tools.access import permissions
+from mcp_tools.access import credentials, permissions
 from mcp_tools.access.cache_breaker import CacheUnavailable, breaker
 from mcp_tools.conf import mcp_settings
 from mcp_tools.validators import parse_rate
@@ -72,7 +72,7 @@ def rate_for(user: Any, entry: Any, overrides: dict[tuple[int, int | None], str]
 def _keys(user: Any, token: Any) -> list[str]:
     keys = [f"user:{user.pk}" if getattr(user, "is_authenticated", False) else "anonymous"]
     if token is not None:
-        keys.append(f"token:{token.pk}")
+        keys.append(credentials.identity(token))
     return keys
 
 
@@ -129,4 +129,4 @@ async def check_token(token: Any) -> Limited | None:
     rate = getattr(token, "rate_limit", "")
     if not rate:
         return None
-    return await sync_to_async(_count, thread_sensitive=False)(rate, TOKEN_GROUP, [f"token:{token.pk}"])
+    return await sync_to_async(_count, thread_sensitive=False)(rate, TOKEN_GROUP, [credentials.identity(token)])

@@ -1,14 +1,19 @@
-"""System checks for a site serving MCP over OAuth: mcp_tools.E010, E011, E013, E014, W008-W010 and W015."""
+"""System checks for a site serving MCP over OAuth: mcp_tools.E010, E011, E013, E014, W008-W010, W014 and W015."""
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.apps import apps
 from django.core import checks
+from django.template import TemplateDoesNotExist
+from django.template.loader import get_template
+from django.urls import NoReverseMatch, Resolver404, resolve
 
 from mcp_tools.conf import mcp_settings
 from mcp_tools.oauth import issuers
+from mcp_tools.oauth.signin import login_url
 
 
 @checks.register(checks.Tags.compatibility)
@@ -87,6 +92,54 @@ def check_jwt_issuers(app_configs: Any = None, **kwargs: Any) -> list[checks.Che
             )
         seen.add(issuer)
     return found
+
+
+@checks.register(checks.Tags.urls)
+def check_login_page(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """The consent flow's sign-in page must render: a signed-out user is sent there first."""
+    problem = login_page_problem()
+    if problem is None:
+        return []
+    return [
+        checks.Warning(
+            f"The consent flow's sign-in page {problem}: people cannot sign in to connect an MCP client.",
+            hint=(
+                "Include mcp_tools.oauth.urls and leave MCP_TOOLS['OAUTH_LOGIN_URL'] unset to use the package's "
+                "sign-in page, or set it to a sign-in page of the site that exists."
+            ),
+            id="mcp_tools.W014",
+        )
+    ]
+
+
+def login_page_problem() -> str | None:
+    """What keeps the sign-in page from rendering, as far as can be told without a request; None if nothing."""
+    try:
+        url = login_url()
+    except NoReverseMatch:
+        return f"{mcp_settings.OAUTH_LOGIN_URL or 'mcp-oauth-login'!r} is not a URL name of the site"
+    parts = urlsplit(url)
+    if parts.netloc:
+        return None  # another host (SSO): nothing here to look at
+    try:
+        view = resolve(parts.path).func
+    except Resolver404:
+        return f"{url} is not routed"
+    template = view_template(view)
+    if template is None:
+        return None
+    try:
+        get_template(template)
+    except TemplateDoesNotExist:
+        return f"{url} needs the template {template}, which does not exist"
+    return None
+
+
+def view_template(view: Any) -> str | None:
+    """The template a class-based view renders (``as_view(template_name=...)`` or its class's), if it says."""
+    initkwargs = getattr(view, "view_initkwargs", None) or {}
+    name = initkwargs.get("template_name") or getattr(getattr(view, "view_class", None), "template_name", None)
+    return name if isinstance(name, str) else None
 
 
 @checks.register(checks.Tags.security)

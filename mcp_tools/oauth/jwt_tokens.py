@@ -47,6 +47,9 @@ class SignedId(NamedTuple):
     user_id: Any
     expires: datetime
 
+    def __str__(self) -> str:
+        return self.digest
+
 
 @dataclass
 class JWTCredential:

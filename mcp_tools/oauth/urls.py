@@ -2,7 +2,8 @@
 
 Discovery documents live at the origin's root (RFC 8414, RFC 9728); the authorization server's endpoints
 under ``oauth/``, in django-oauth-toolkit's ``oauth2_provider`` namespace so that its metadata finds them;
-the user's connected applications at ``oauth/apps/`` (``mcp-connected-apps``).
+the user's connected applications at ``oauth/apps/`` (``mcp-connected-apps``), and the sign-in and sign-out
+pages of the consent flow at ``oauth/login/`` and ``oauth/logout/`` (``mcp-oauth-login``, ``mcp-oauth-logout``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from mcp_tools.oauth.endpoints import RevokeTokenView, TokenView
 from mcp_tools.oauth.introspection import IntrospectionView
 from mcp_tools.oauth.metadata import AuthorizationServerMetadataView, ProtectedResourceMetadataView
 from mcp_tools.oauth.registration import RegistrationManagementView, RegistrationView
+from mcp_tools.oauth.signin import LOGIN, LOGOUT, SignInView, SignOutView
 from mcp_tools.oauth.views import ConnectedAppsView, ConsentView, RevokeView, ToolsChoiceView
 
 # The toolkit's token, revocation and introspection endpoints and its dynamic client registration and its
@@ -42,6 +44,8 @@ urlpatterns: list[Any] = [
         AuthorizationServerMetadataView.as_view(),
         name="mcp-authorization-server-metadata",
     ),
+    path("oauth/login/", SignInView.as_view(), name=LOGIN),
+    path("oauth/logout/", SignOutView.as_view(), name=LOGOUT),
     path("oauth/apps/", ConnectedAppsView.as_view(), name="mcp-connected-apps"),
     path("oauth/apps/<int:pk>/revoke/", RevokeView.as_view(), name="mcp-connected-app-revoke"),
     path("oauth/apps/<int:pk>/tools/", ToolsChoiceView.as_view(), name="mcp-connected-app-tools"),

@@ -1,22 +1,17 @@
 """The pages a user sees: the consent page of the authorization flow, and the applications they connected.
 
-Both are for the signed-in user only and may never be framed: a consent page or a revoke button inside
-another site's frame can be clicked through (clickjacking).
+Both are for the signed-in user only, and are sent with the headers of ``mcp_tools.oauth.protections``:
+never framed, no referrer to other sites.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.mixins import LoginRequiredMixin
-from django.contrib.auth.views import redirect_to_login
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
-from django.shortcuts import resolve_url
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
 from django.views.generic import FormView, TemplateView, View
@@ -30,25 +25,13 @@ from mcp_tools.oauth.authorizations import authorizations_of, revoke
 from mcp_tools.oauth.clients import destination, identify
 from mcp_tools.oauth.consents import choose, consent_of
 from mcp_tools.oauth.forms import ConsentForm, ReachForm
+from mcp_tools.oauth.protections import protected
 from mcp_tools.oauth.resources import INVALID_TARGET, Unserved, settle
+from mcp_tools.oauth.signin import LOGOUT, SignInRequired, sign_in_again_url
 from mcp_tools.tools.catalog import catalog
 from mcp_tools.tools.entries import Entry
 
-Handler = Callable[..., HttpResponseBase]
 PLAIN_REFUSED = 'Unsupported "plain" code_challenge_method; use "S256".'  # the toolkit's own words
-
-
-def unframed(view: Handler) -> Handler:
-    """Forbid every frame: ``X-Frame-Options`` for older browsers, CSP ``frame-ancestors`` for the rest."""
-
-    @wraps(view)
-    def wrapped(*args: Any, **kwargs: Any) -> HttpResponseBase:
-        response = view(*args, **kwargs)
-        response["X-Frame-Options"] = "DENY"
-        response["Content-Security-Policy"] = "frame-ancestors 'none'"
-        return response
-
-    return wrapped
 
 
 def visible_tools(user: Any) -> tuple[Entry, ...]:
@@ -56,16 +39,8 @@ def visible_tools(user: Any) -> tuple[Entry, ...]:
     return catalog.current().view(user).entries
 
 
-def sign_out_url(request: HttpRequest) -> str | None:
-    """Where "not you?" signs the user out; None when the site has no ``logout`` URL."""
-    try:
-        return reverse("logout")
-    except NoReverseMatch:
-        return None
-
-
-@method_decorator(unframed, name="dispatch")
-class ConsentView(AuthorizationView):
+@method_decorator(protected, name="dispatch")
+class ConsentView(SignInRequired, AuthorizationView):
     """The authorization endpoint: asks the signed-in user whether the client may use their tools.
 
     The toolkit validates the request first; an unknown client or a redirect URI not registered for it is
@@ -139,16 +114,15 @@ class ConsentView(AuthorizationView):
             context["tools"] = visible_tools(request.user)
             form = context.get("form")
             context["tools"] = form.user_tools if isinstance(form, ConsentForm) else visible_tools(request.user)
-            context["sign_out_url"] = sign_out_url(request)
+            context["sign_out_url"] = reverse(LOGOUT)
             # Signed out, the user signs in again and comes back to this very request.
-            login = resolve_url(self.get_login_url())
-            context["sign_in_again_url"] = redirect_to_login(request.get_full_path(), login)["Location"]
+            context["sign_in_again_url"] = sign_in_again_url(request)
             context["connected_apps_url"] = reverse("mcp-connected-apps")
         return context
 
 
-@method_decorator(unframed, name="dispatch")
-class ConnectedAppsView(LoginRequiredMixin, TemplateView):
+@method_decorator(protected, name="dispatch")
+class ConnectedAppsView(SignInRequired, TemplateView):
     """The applications the signed-in user has authorized, each with a button that revokes it."""
 
     template_name = "mcp_tools/oauth/connected_apps.html"
@@ -156,12 +130,12 @@ class ConnectedAppsView(LoginRequiredMixin, TemplateView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context["authorizations"] = authorizations_of(self.request.user)
-        context["sign_out_url"] = sign_out_url(self.request)
+        context["sign_out_url"] = reverse(LOGOUT)
         return context
 
 
-@method_decorator(unframed, name="dispatch")
-class RevokeView(LoginRequiredMixin, View):
+@method_decorator(protected, name="dispatch")
+class RevokeView(SignInRequired, View):
     """Ends the signed-in user's authorization of one application: its tokens and grants for them go."""
 
     http_method_names = ["post"]
@@ -182,8 +156,8 @@ def authorized_application(user: Any, pk: int) -> Any:
     return next((found.application for found in authorizations_of(user) if found.application.pk == pk), None)
 
 
-@method_decorator(unframed, name="dispatch")
-class ToolsChoiceView(LoginRequiredMixin, FormView):
+@method_decorator(protected, name="dispatch")
+class ToolsChoiceView(SignInRequired, FormView):
     """Changes which tools an application the signed-in user authorized may use; its sessions follow at once."""
 
     template_name = "mcp_tools/oauth/tools_choice.html"

@@ -1,8 +1,9 @@
-"""A new ``startproject`` site built by the README's "Add mcp_tools to an existing site" steps, run as written.
+"""A new ``startproject`` site built by the README's "Add mcp_tools to an existing site" steps, run as written,
+and, for OAuth, by docs/connectors.md's "Setting it up" steps after them.
 
-The steps are read from README.md: each fenced block of that section is either a file to write or extend
+The steps are read from the documents: each fenced block of a section is either a file to write or extend
 (its first line names the file, ``# mysite/asgi.py`` or ``# mysite/settings.py (add)``), or shell lines,
-run in order. A line this module does not know how to run fails, so the README and the test stay in step.
+run in order. A line this module does not know how to run fails, so the documents and the tests stay in step.
 """
 
 from __future__ import annotations
@@ -20,10 +21,14 @@ from pathlib import Path
 
 import httpx
 
-from tests.live.servers import ROOT, ServerProcess
+from tests.live.servers import HOST, ROOT, ServerProcess, free_port
 
 README = ROOT / "README.md"
 SECTION = "## Add mcp_tools to an existing site"
+CONNECTORS = ROOT / "docs" / "connectors.md"
+CONNECTORS_SECTION = "## Setting it up"
+# The public origin the OAuth steps name (in RESOURCE_URL); the test serves the site on loopback instead.
+PUBLIC_ORIGIN = "https://shop.example.com"
 COMMAND_TIMEOUT = 60
 FILE_LINE = re.compile(r"^# (?P<path>[\w/]+\.py)(?P<add> \(add\))?$")
 ELLIPSIS_LINE = re.compile(r"^\s*# \.\.\.")
@@ -39,10 +44,11 @@ class Block:
     text: str
 
 
-def section_blocks(readme: str = "") -> list[Block]:
-    """The fenced blocks of the README's existing-site section, in order, up to the section's first subheading."""
+def section_blocks(readme: str = "", section: str = SECTION) -> list[Block]:
+    """The fenced blocks of a section of the README (or of the given text), in order, up to the section's
+    first subheading; by default the README's existing-site section."""
     lines = (readme or README.read_text()).splitlines()
-    start = lines.index(SECTION) + 1
+    start = lines.index(section) + 1
     blocks: list[Block] = []
     fence: str | None = None
     body: list[str] = []
@@ -96,6 +102,9 @@ class FreshProject:
     client_script: str = ""
     installed: list[str] = field(default_factory=list)
     health_checked: list[str] = field(default_factory=list)
+    #: False: the servers the steps name are not started but kept in ``deferred``, for steps still to come.
+    serving: bool = True
+    deferred: list[tuple[type[ProjectServer], list[str]]] = field(default_factory=list)
 
     @property
     def env(self) -> dict[str, str]:
@@ -177,8 +186,11 @@ class FreshProject:
             case _:
                 raise AssertionError(f"the README asks for a step this test cannot run: {shlex.join(words)}")
 
-    def serve(self, kind: type[ProjectServer], options: list[str]) -> None:
-        server = kind(self.root, options, self.env, self.root / f"{kind.__name__}.log")
+    def serve(self, kind: type[ProjectServer], options: list[str], port: int = 0) -> None:
+        if not self.serving:
+            self.deferred.append((kind, options))
+            return
+        server = kind(self.root, options, self.env, self.root / f"{kind.__name__}.log", port)
         self.servers.append(server)
         server.start()
 
@@ -198,10 +210,14 @@ class FreshProject:
 class ProjectServer(ServerProcess):
     """A server of the fresh project, started with the README's command on a free loopback port."""
 
-    def __init__(self, root: Path, options: list[str], env: dict[str, str], log_path: Path) -> None:
+    def __init__(self, root: Path, options: list[str], env: dict[str, str], log_path: Path, port: int = 0) -> None:
         super().__init__(type(self).__name__, env, log_path)
         self.cwd = root
         self.options = options
+        self.fixed_port = port
+
+    def choose_port(self) -> int:
+        return self.fixed_port or super().choose_port()
 
 
 class RunServer(ProjectServer):
@@ -243,4 +259,26 @@ def fresh_project(root: Path) -> Iterator[FreshProject]:
         project.stop()
 
 
-__all__ = ["Block", "FreshProject", "fresh_project", "section_blocks"]
+@contextmanager
+def fresh_oauth_project(root: Path) -> Iterator[FreshProject]:
+    """A new project with the README's existing-site steps and then docs/connectors.md's OAuth steps applied,
+    served by the README's uvicorn command on the loopback origin that stands in for the public one."""
+    project = FreshProject(root, serving=False)
+    try:
+        project.create()
+        for block in section_blocks():
+            project.apply(block)
+        port = free_port()
+        oauth_blocks = section_blocks(CONNECTORS.read_text(), CONNECTORS_SECTION)
+        assert any(PUBLIC_ORIGIN in block.text for block in oauth_blocks), "the OAuth steps name no public URL"
+        for block in oauth_blocks:
+            project.apply(Block(block.language, block.text.replace(PUBLIC_ORIGIN, f"http://{HOST}:{port}")))
+        [(kind, options)] = [(kind, options) for kind, options in project.deferred if kind is UvicornServer]
+        project.serving = True
+        project.serve(kind, options, port)
+        yield project
+    finally:
+        project.stop()
+
+
+__all__ = ["Block", "FreshProject", "fresh_oauth_project", "fresh_project", "section_blocks"]

@@ -63,9 +63,13 @@ class ServerProcess:
             "--host", HOST, "--port", str(self.port), "--no-access-log", "--lifespan", "off",
         ]  # fmt: skip
 
+    def choose_port(self) -> int:
+        """The port to listen on: a free one, unless a subclass must have a given one."""
+        return free_port()
+
     def spawn(self) -> None:
         """Start the process on a free port; pair with ``wait_ready``."""
-        self.port = free_port()
+        self.port = self.choose_port()
         self._settled.clear()
         self._ready = False
         self.process = subprocess.Popen(
