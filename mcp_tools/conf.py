@@ -84,6 +84,9 @@ DEFAULTS: dict[str, Any] = {
     # External authorization servers whose JWT access tokens (RFC 9068) are checked here (mcp_tools.oauth.issuers)
     "OAUTH_JWT_ISSUERS": [],
     "OAUTH_LOGIN_URL": None,  # the consent flow's sign-in (URL or URL name); None: the package's oauth/login/
+    # Resources besides this site's own MCP endpoint that its authorization server issues tokens for (URLs)
+    "OAUTH_RESOURCES": [],
+    "OAUTH_INTROSPECTION_CLIENTS": [],  # client IDs of resource servers that may introspect tokens; []: none
     # Abuse limits
     "MAX_CONCURRENT_CALLS": 16,  # per session
     "MAX_CALLS_PER_USER": 16,  # calls in progress per user across sessions, transports and processes

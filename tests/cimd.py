@@ -17,19 +17,22 @@ from typing import Any
 
 from oauth2_provider.cimd import CIMDError, _validate_client_id_url
 
+from mcp_tools.oauth.redirect_uris import CheckedMetadataFetcher
+
 DOCUMENTS = "MCP_TEST_CIMD_DOCUMENTS"
 MAX_AGE = 300
 
 
-class FileMetadataFetcher:
-    """``fetch(client_id)`` -> (document, max age) from the file ``MCP_TEST_CIMD_DOCUMENTS`` names."""
+class FileMetadataFetcher(CheckedMetadataFetcher):
+    """``fetch(client_id)`` -> (document, max age) from the file ``MCP_TEST_CIMD_DOCUMENTS`` names, its redirect
+    URIs checked as the site's own fetcher checks them."""
 
     def fetch(self, client_id: str) -> tuple[dict[str, Any], int]:
         _validate_client_id_url(client_id)
         documents = json.loads(Path(os.environ[DOCUMENTS]).read_text())
         if client_id not in documents:
             raise CIMDError(f"no document at {client_id}")
-        return dict(documents[client_id]), MAX_AGE
+        return self.checked(dict(documents[client_id])), MAX_AGE
 
 
 def write_documents(path: Path, documents: dict[str, dict[str, Any]]) -> None:

@@ -142,6 +142,8 @@ if os.environ.get("MCP_TEST_STDIO_POLL_SECONDS"):
 if os.environ.get("MCP_TEST_JWT_ISSUERS"):
     # Live JWT tests trust issuers that the test serves on loopback (tests/jwt_issuer.py).
     MCP_TOOLS["OAUTH_JWT_ISSUERS"] = json.loads(os.environ["MCP_TEST_JWT_ISSUERS"])
+if os.environ.get("MCP_TEST_OAUTH_INTROSPECTION_CLIENTS"):
+    MCP_TOOLS["OAUTH_INTROSPECTION_CLIENTS"] = os.environ["MCP_TEST_OAUTH_INTROSPECTION_CLIENTS"].split(",")
 
 LOGGING = {
     "version": 1,

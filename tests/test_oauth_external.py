@@ -17,7 +17,7 @@ from tests.challenges import refused_token
 from tests.db import db_call
 from tests.live.asgi_http import HttpClient, modern_headers, modern_request
 from tests.live.servers import ServerProcess
-from tests.live.sites import Site
+from tests.live.sites import Site, sqlite_switches
 from tests.oauth import application
 from tests.oauth_clients import access_token
 
@@ -25,6 +25,16 @@ pytest_plugins = ["tests.live.fixtures"]
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
 RESOURCE = "http://testserver/mcp"
+INTROSPECTOR = "mcp-resource-server"
+
+
+@pytest.fixture(scope="module")
+def live_site(tmp_path_factory: pytest.TempPathFactory) -> Site:
+    """The external server's site: it lets the resource server below introspect its tokens."""
+    workdir = tmp_path_factory.mktemp("external")
+    site = Site(workdir, {**sqlite_switches(workdir), "MCP_TEST_OAUTH_INTROSPECTION_CLIENTS": INTROSPECTOR})
+    site.prepare()
+    return site
 
 
 def mutate(site: Site, *args: str) -> Any:
@@ -35,7 +45,7 @@ def mutate(site: Site, *args: str) -> Any:
 def external(live_site: Site, uvicorn_server: ServerProcess, settings: Any) -> str:
     """This process trusts the live server as its authorization server; returns that server's URL."""
     issuer = uvicorn_server.url("")
-    client_id, secret = mutate(live_site, "introspector-oauth", "resource server")
+    client_id, secret = mutate(live_site, "introspector-oauth", "resource server", INTROSPECTOR)
     settings.OAUTH2_PROVIDER = provider_settings(
         OAUTH2_PROTECTED_RESOURCE_AUTHORIZATION_SERVERS=[issuer],
         RESOURCE_SERVER_INTROSPECTION_URL=f"{issuer}/oauth/introspect/",

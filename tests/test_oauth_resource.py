@@ -8,14 +8,11 @@ a legacy HTTP request, a 2026-07-28 HTTP request and the WebSocket handshake.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 import pytest
-from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.authentication import BaseAuthentication
@@ -23,10 +20,11 @@ from rest_framework.authentication import BaseAuthentication
 from mcp_tools.oauth.tokens import NOT_FOR_THIS_RESOURCE
 from tests.challenges import challenge, refused_token
 from tests.db import db_call
-from tests.live.asgi_http import HttpClient, initialize_params, modern_headers, modern_request, request
+from tests.doors import Answer, legacy_http, modern_http, websocket
+from tests.live.asgi_http import HttpClient, modern_headers, modern_request
 from tests.oauth import application
 from tests.oauth_clients import SCOPE, access_token, refresh_token
-from tests.websocket import HOST, TIMEOUT, WSClient, whoami, ws_headers
+from tests.websocket import HOST, WSClient, whoami, ws_headers
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,57 +36,6 @@ JSON = "application/json"
 
 
 # Doors --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Answer:
-    status: int
-    challenge: str | None
-    message: str | None
-
-
-async def legacy_http(authorization: str | None, host: str = "testserver") -> Answer:
-    reply = await HttpClient().send(
-        request(0, "initialize", initialize_params()), headers={"authorization": authorization, "host": host}
-    )
-    return Answer(reply.status, reply.headers.get("www-authenticate"), _message(reply.headers, reply.body))
-
-
-async def modern_http(authorization: str | None, host: str = "testserver") -> Answer:
-    reply = await HttpClient().send(
-        modern_request(1, "tools/list"),
-        headers={"authorization": authorization, "host": host, **modern_headers("tools/list")},
-    )
-    return Answer(reply.status, reply.headers.get("www-authenticate"), _message(reply.headers, reply.body))
-
-
-async def websocket(authorization: str | None, host: str = "testserver") -> Answer:
-    """The handshake on a server that supports denial responses (as uvicorn does); 101 when accepted."""
-    from tests.asgi import application
-
-    headers = [(b"host", host.encode())]
-    if authorization is not None:
-        headers.append((b"authorization", authorization.encode()))
-    communicator = WebsocketCommunicator(application, "/mcp/ws", headers=headers, subprotocols=["mcp"])
-    communicator.scope["extensions"] = {"websocket.http.response": {}}
-    try:
-        await communicator.send_input({"type": "websocket.connect"})
-        start = await communicator.receive_output(timeout=TIMEOUT)
-        if start["type"] == "websocket.accept":
-            return Answer(101, None, None)
-        body = await communicator.receive_output(timeout=TIMEOUT)
-    finally:
-        await communicator.disconnect(timeout=TIMEOUT)
-    assert start["type"] == "websocket.http.response.start", start
-    found = {name.decode(): value.decode() for name, value in start["headers"]}
-    return Answer(start["status"], found.get("www-authenticate"), _message(found, body["body"]))
-
-
-def _message(headers: dict[str, str], body: bytes) -> str | None:
-    if headers.get("content-type") != JSON:
-        return None
-    message = json.loads(body)
-    return message["error"]["message"] if "error" in message else None
 
 
 Door = Callable[..., Awaitable[Answer]]
@@ -383,12 +330,12 @@ PROTECTED_RESOURCE = {
     "bearer_methods_supported": ["header"],
     "resource_name": "django-mcp-tools",
 }
+# No client may introspect by default (OAUTH_INTROSPECTION_CLIENTS), so no introspection endpoint is advertised.
 AUTHORIZATION_SERVER = {
     "issuer": "http://testserver",
     "authorization_endpoint": "http://testserver/oauth/authorize/",
     "token_endpoint": "http://testserver/oauth/token/",
     "revocation_endpoint": "http://testserver/oauth/revoke_token/",
-    "introspection_endpoint": "http://testserver/oauth/introspect/",
     "registration_endpoint": "http://testserver/oauth/register/",
     "response_types_supported": ["code"],
     "grant_types_supported": ["authorization_code", "refresh_token"],
@@ -397,7 +344,6 @@ AUTHORIZATION_SERVER = {
     "client_id_metadata_document_supported": True,
     "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
     "revocation_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
-    "introspection_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
     "authorization_response_iss_parameter_supported": True,
 }
 

@@ -3,7 +3,9 @@
 The resource URL is what OAuth tokens must be issued for (RFC 8707) and what the RFC 9728 metadata names.
 ``RESOURCE_URL`` fixes it (recommended behind a proxy); otherwise it is the connection's own origin, read
 by Django (the Host checked against ``ALLOWED_HOSTS``, the scheme through ``SECURE_PROXY_SSL_HEADER``),
-followed by ``RESOURCE_PATH``.
+followed by ``RESOURCE_PATH``. Django's ``ALLOWED_HOSTS`` ignores ports, so a Host naming a port is ours only
+when that port is the scheme's default or the one the connection reached (``get_port()``, which honours
+``USE_X_FORWARDED_PORT``): another port on the same host is another server, whose tokens are not ours to take.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from urllib.parse import urlsplit
 
 from django.apps import apps
 from django.core.exceptions import DisallowedHost
+from django.http.request import split_domain_port
 
 from mcp_tools.conf import mcp_settings
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
+DEFAULT_PORTS = {"http": "80", "https": "443"}
 
 
 class Reading(Protocol):
@@ -26,6 +30,8 @@ class Reading(Protocol):
     scheme: str | None
 
     def get_host(self) -> str: ...
+
+    def get_port(self) -> str: ...
 
     def is_secure(self) -> bool: ...
 
@@ -44,7 +50,8 @@ def publishes_metadata() -> bool:
 
 
 def resource_url(connection: Any) -> str | None:
-    """The canonical URL of the MCP endpoint for this connection; None when its Host is not allowed."""
+    """The canonical URL of the MCP endpoint for this connection; None when its Host names no resource of
+    ours (not in ``ALLOWED_HOSTS``, or with a port the connection did not reach)."""
     configured = str(mcp_settings.RESOURCE_URL or "")
     if configured:
         return configured.rstrip("/")
@@ -62,7 +69,8 @@ def metadata_url(connection: Any) -> str | None:
 
 
 def same_resource(issued_for: str, resource: str) -> bool:
-    """Whether a token's resource indicator names this resource (scheme and host case-insensitively)."""
+    """Whether a token's resource indicator names this resource (scheme and host case-insensitively, a
+    default port as none, a trailing slash as none; the query must match too)."""
     return _normal(issued_for) == _normal(resource)
 
 
@@ -94,8 +102,11 @@ def _origin(connection: Any) -> str | None:
     except DisallowedHost:
         return None
     scope = getattr(connection, "scope", None) or {}
-    secure = reading.is_secure() or scope.get("scheme") == "wss"
-    return f"{'https' if secure else 'http'}://{host}"
+    scheme = "https" if reading.is_secure() or scope.get("scheme") == "wss" else "http"
+    _domain, port = split_domain_port(host)
+    if port and port != DEFAULT_PORTS[scheme] and port != str(reading.get_port()):
+        return None
+    return f"{scheme}://{host}"
 
 
 def _path() -> str:
@@ -104,8 +115,21 @@ def _path() -> str:
 
 
 def _normal(url: str) -> str:
-    parts = urlsplit(url.strip())
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{parts.path.rstrip('/')}"
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return url  # not a URL, or a port no server listens on: equal only to itself
+    if parts.username is not None or parts.password is not None or "#" in url:
+        return url  # no resource indicator may carry these (RFC 8707): equal only to itself
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    if port is not None and str(port) != DEFAULT_PORTS.get(scheme):
+        host = f"{host}:{port}"
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{scheme}://{host}{parts.path.rstrip('/')}{query}"
 
 
 def _quoted(value: str) -> str:

@@ -1,4 +1,4 @@
-"""System checks for a site serving MCP over OAuth: mcp_tools.E010, E011, W008-W010 and W014."""
+"""System checks for a site serving MCP over OAuth: mcp_tools.E010, E011, E013, E014, W008-W010, W014 and W015."""
 
 from __future__ import annotations
 
@@ -140,3 +140,62 @@ def view_template(view: Any) -> str | None:
     initkwargs = getattr(view, "view_initkwargs", None) or {}
     name = initkwargs.get("template_name") or getattr(getattr(view, "view_class", None), "template_name", None)
     return name if isinstance(name, str) else None
+
+
+@checks.register(checks.Tags.security)
+def check_oauth_lists(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    if not apps.is_installed("oauth2_provider"):
+        return []  # E010 says so; the toolkit's validators cannot load without it
+    from oauth2_provider.oauth2_validators import is_valid_resource_uri
+
+    found: list[checks.CheckMessage] = []
+    resources = mcp_settings.OAUTH_RESOURCES
+    if not isinstance(resources, list | tuple) or not all(is_valid_resource_uri(url) for url in resources):
+        found.append(
+            checks.Error(
+                "MCP_TOOLS['OAUTH_RESOURCES'] must be a list of absolute URLs: tokens are issued for nothing else.",
+                hint="List the URLs of the other resources this site issues tokens for, such as "
+                "['https://api.example.com/mcp']: a scheme and a host, no user name, no fragment.",
+                id="mcp_tools.E013",
+            )
+        )
+    clients = mcp_settings.OAUTH_INTROSPECTION_CLIENTS
+    if not isinstance(clients, list | tuple) or not all(
+        isinstance(client_id, str) and client_id for client_id in clients
+    ):
+        found.append(
+            checks.Error(
+                "MCP_TOOLS['OAUTH_INTROSPECTION_CLIENTS'] must be a list of client IDs.",
+                hint="List the client IDs of the confidential clients (resource servers) that may introspect tokens, "
+                "or leave it empty so that none may.",
+                id="mcp_tools.E014",
+            )
+        )
+    return found
+
+
+@checks.register(checks.Tags.security)
+def check_toolkit_hooks(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """The toolkit runs with this app's validator and CIMD fetcher (``provider_settings()`` names both)."""
+    if not apps.is_installed("oauth2_provider"):
+        return []
+    from oauth2_provider.settings import oauth2_settings
+
+    from mcp_tools.oauth.redirect_uris import CheckedMetadataFetcher
+    from mcp_tools.oauth.validator import MCPOAuth2Validator
+
+    missing = []
+    if not issubclass(oauth2_settings.OAUTH2_VALIDATOR_CLASS, MCPOAuth2Validator):
+        missing.append("OAUTH2_VALIDATOR_CLASS (mcp_tools.oauth.validator.MCPOAuth2Validator)")
+    if oauth2_settings.CIMD_ENABLED and not issubclass(oauth2_settings.CIMD_METADATA_FETCHER, CheckedMetadataFetcher):
+        missing.append("CIMD_METADATA_FETCHER (mcp_tools.oauth.redirect_uris.CheckedMetadataFetcher)")
+    if not missing:
+        return []
+    return [
+        checks.Warning(
+            "The authorization server runs without this app's rules: tokens for any resource, a replayed code "
+            "keeping its tokens, a deactivated user's refresh token, redirect URIs with a user name.",
+            hint=f"Build OAUTH2_PROVIDER with provider_settings(), or set {' and '.join(missing)} or a subclass.",
+            id="mcp_tools.W015",
+        )
+    ]

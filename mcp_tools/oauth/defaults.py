@@ -42,6 +42,10 @@ DEFAULTS: dict[str, Any] = {
     "CIMD_ALLOWED_HOSTS": [],
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    # Tokens only for the resources the site serves; a code redeemed twice revokes what it issued; a
+    # deactivated user's code or refresh token mints nothing. CIMD documents' redirect URIs checked as DCR's.
+    "OAUTH2_VALIDATOR_CLASS": "mcp_tools.oauth.validator.MCPOAuth2Validator",
+    "CIMD_METADATA_FETCHER": "mcp_tools.oauth.redirect_uris.CheckedMetadataFetcher",
     # The admin shows how each client registered, its live tokens, and never a token's value.
     "APPLICATION_ADMIN_CLASS": "mcp_tools.oauth.admin.ApplicationAdmin",
     "ACCESS_TOKEN_ADMIN_CLASS": "mcp_tools.oauth.admin.AccessTokenAdmin",

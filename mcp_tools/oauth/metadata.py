@@ -15,6 +15,7 @@ from oauth2_provider.views import OAuthProtectedResourceMetadataView, OAuthServe
 from mcp_tools.access.resource import resource_url
 from mcp_tools.conf import mcp_settings
 from mcp_tools.oauth.cors import CrossOrigin
+from mcp_tools.oauth.introspection import introspectors
 
 WELL_KNOWN = "/.well-known/oauth-authorization-server"
 
@@ -70,4 +71,8 @@ class AuthorizationServerMetadataView(Discoverable, OAuthServerMetadataView):
         methods = document.get("introspection_endpoint_auth_methods_supported")
         if methods:
             document["introspection_endpoint_auth_methods_supported"] = [m for m in methods if m != "none"]
+        if not introspectors():
+            # No client may introspect: an endpoint that refuses everyone is not advertised.
+            document.pop("introspection_endpoint", None)
+            document.pop("introspection_endpoint_auth_methods_supported", None)
         return JsonResponse(document)

@@ -52,3 +52,35 @@ class Consent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} → {self.application}: {self.get_reach_display()}"
+
+
+class RedeemedCode(models.Model):
+    """An authorization code already exchanged for tokens, kept as a checksum with what it issued.
+
+    The toolkit deletes a code's grant when it is redeemed; this row outlives it, so that the code presented
+    again is known for a replay and the tokens of its first redemption are revoked (RFC 6749 section 4.1.2).
+    """
+
+    code_checksum = models.CharField(_("code checksum"), max_length=64, unique=True)
+    application = models.ForeignKey(
+        oauth2_settings.APPLICATION_MODEL, on_delete=models.CASCADE, related_name="+", verbose_name=_("application")
+    )
+    access_token = models.ForeignKey(
+        oauth2_settings.ACCESS_TOKEN_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("first access token"),
+    )
+    #: The refresh-token family the redemption started: every later refresh belongs to it.
+    token_family = models.UUIDField(_("token family"), null=True, blank=True)
+    redeemed_at = models.DateTimeField(_("redeemed"), auto_now_add=True)
+    expires = models.DateTimeField(_("remembered until"), db_index=True)
+
+    class Meta:
+        verbose_name = _("redeemed authorization code")
+        verbose_name_plural = _("redeemed authorization codes")
+
+    def __str__(self) -> str:
+        return f"Redeemed code #{self.pk}"

@@ -1,7 +1,9 @@
-"""Dynamic client registration (RFC 7591) with the caps every client-controlled input gets here.
+"""Dynamic client registration (RFC 7591) and its updates (RFC 7592), with the caps every client-controlled
+input gets here.
 
 Registration is open (MCP clients register before any user is involved), so it is rate-limited per
-address, its document is size-capped and its redirect URIs counted; the toolkit does the rest.
+address, its document is size-capped and its redirect URIs counted and checked (``redirect_uris``); an
+update of a registration is held to the same document checks. The toolkit does the rest.
 """
 
 from __future__ import annotations
@@ -15,14 +17,14 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_exempt
 from django_ratelimit.core import is_ratelimited
-from oauth2_provider.views import DynamicClientRegistrationView
+from oauth2_provider.views import DynamicClientRegistrationManagementView, DynamicClientRegistrationView
 
 from mcp_tools.access.cache_breaker import CacheUnavailable, breaker
 from mcp_tools.conf import mcp_settings
+from mcp_tools.oauth import redirect_uris
 from mcp_tools.oauth.cors import CrossOrigin
 
 MAX_DOCUMENT_BYTES = 16 * 1024
-MAX_REDIRECT_URIS = 10
 
 
 @method_decorator(csrf_exempt, name="dispatch")  # as the toolkit's view: registration takes no cookies
@@ -49,23 +51,31 @@ class RegistrationView(CrossOrigin, DynamicClientRegistrationView):
             limited = False
         if limited:
             return _refused("Too many registrations from this address; try again later.", 429)
-        if len(request.body) > MAX_DOCUMENT_BYTES:
-            return _refused(f"The registration document exceeds {MAX_DOCUMENT_BYTES} bytes.")
-        problem = _redirect_uri_problem(request.body)
-        if problem:
-            return _refused(problem)
-        return super().post(request, *args, **kwargs)
+        return document_refusal(request) or super().post(request, *args, **kwargs)
 
 
-def _redirect_uri_problem(body: bytes) -> str:
+@method_decorator(csrf_exempt, name="dispatch")  # as the toolkit's view: its caller holds a bearer token
+class RegistrationManagementView(DynamicClientRegistrationManagementView):
+    """A client reading, updating or deleting its own registration (RFC 7592): an update is checked as a
+    registration is."""
+
+    def put(self, request: HttpRequest, client_id: str, *args: Any, **kwargs: Any) -> HttpResponse:
+        # Checked before the token is: the refusal depends on the document alone and names no client.
+        return document_refusal(request) or super().put(request, client_id, *args, **kwargs)
+
+
+def document_refusal(request: HttpRequest) -> JsonResponse | None:
+    """The answer refusing a registration document over the caps, or with redirect URIs refused; else None."""
+    if len(request.body) > MAX_DOCUMENT_BYTES:
+        return _refused(f"The registration document exceeds {MAX_DOCUMENT_BYTES} bytes.")
     try:
-        document = json.loads(body)
+        document = json.loads(request.body)
     except ValueError:
-        return ""  # the toolkit answers malformed JSON itself
-    uris = document.get("redirect_uris") if isinstance(document, dict) else None
-    if isinstance(uris, list) and len(uris) > MAX_REDIRECT_URIS:
-        return f"At most {MAX_REDIRECT_URIS} redirect URIs may be registered."
-    return ""
+        return None  # the toolkit answers malformed JSON itself
+    found = redirect_uris.problem(document.get("redirect_uris") if isinstance(document, dict) else None)
+    if found is None:
+        return None
+    return JsonResponse({"error": found.error, "error_description": found.description}, status=400)
 
 
 def _refused(description: str, status: int = 400) -> JsonResponse:

@@ -11,24 +11,25 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import include, path
-from oauth2_provider import urls as toolkit_urls
 
 from mcp_tools.oauth.endpoints import RevokeTokenView, TokenView
+from mcp_tools.oauth.introspection import IntrospectionView
 from mcp_tools.oauth.metadata import AuthorizationServerMetadataView, ProtectedResourceMetadataView
-from mcp_tools.oauth.registration import RegistrationView
+from mcp_tools.oauth.registration import RegistrationManagementView, RegistrationView
 from mcp_tools.oauth.signin import LOGIN, LOGOUT, SignInView, SignOutView
 from mcp_tools.oauth.views import ConnectedAppsView, ConsentView, RevokeView, ToolsChoiceView
 
-# The toolkit's token, revocation and introspection endpoints and its dynamic client registration (token,
-# revocation and registration readable cross-origin); its own authorization page is replaced by the consent
+# The toolkit's token, revocation and introspection endpoints and its dynamic client registration and its
+# management (token, revocation and registration readable cross-origin; introspection for the resource servers
+# named, registration documents capped and checked); its own authorization page is replaced by the consent
 # page, and device flow and application management pages are left out (the admin manages applications).
 authorization_patterns: list[Any] = [
     path("authorize/", ConsentView.as_view(), name="authorize"),
     path("token/", TokenView.as_view(), name="token"),
     path("revoke_token/", RevokeTokenView.as_view(), name="revoke-token"),
-    *(pattern for pattern in toolkit_urls.base_urlpatterns if pattern.name == "introspect"),
+    path("introspect/", IntrospectionView.as_view(), name="introspect"),
     path("register/", RegistrationView.as_view(), name="dcr-register"),
-    *(pattern for pattern in toolkit_urls.dcr_urlpatterns if pattern.name != "dcr-register"),
+    path("register/<str:client_id>/", RegistrationManagementView.as_view(), name="dcr-register-management"),
 ]
 
 urlpatterns: list[Any] = [

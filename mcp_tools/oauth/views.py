@@ -19,13 +19,14 @@ from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
 from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView
-from oauthlib.oauth2.rfc6749.errors import InvalidRequestError
+from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error, InvalidRequestError
 
 from mcp_tools.oauth.authorizations import authorizations_of, revoke
 from mcp_tools.oauth.clients import destination, identify
 from mcp_tools.oauth.consents import choose, consent_of
 from mcp_tools.oauth.forms import ConsentForm, ReachForm
 from mcp_tools.oauth.protections import protected
+from mcp_tools.oauth.resources import INVALID_TARGET, Unserved, settle
 from mcp_tools.oauth.signin import LOGOUT, SignInRequired, sign_in_again_url
 from mcp_tools.tools.catalog import catalog
 from mcp_tools.tools.entries import Entry
@@ -47,6 +48,8 @@ class ConsentView(SignInRequired, AuthorizationView):
     """
 
     template_name = "mcp_tools/oauth/authorize.html"
+    #: The resources the token would be for, once the request is validated (shown on the page).
+    resources: list[str] = []
     form_class = ConsentForm
 
     def get_form_kwargs(self) -> dict[str, Any]:
@@ -85,12 +88,19 @@ class ConsentView(SignInRequired, AuthorizationView):
         return created
 
     def validate_authorization_request(self, request: HttpRequest) -> tuple[Any, dict[str, Any]]:
-        """The toolkit's validation, and PKCE ``plain`` refused before the user is asked, not after they agreed
-        (the toolkit refuses it only when it saves the grant)."""
+        """The toolkit's validation; then, before the user is asked rather than after they agreed, PKCE
+        ``plain`` refused (the toolkit refuses it only when it saves the grant) and a resource this server
+        issues no tokens for refused ``invalid_target`` (RFC 8707)."""
         scopes, credentials = super().validate_authorization_request(request)
+        state = credentials.get("state")
         if credentials.get("code_challenge_method") == "plain" and oauth2_settings.COMPLIANT_BCP_RFC9700_PKCE_METHOD:
-            refusal = InvalidRequestError(PLAIN_REFUSED, state=credentials.get("state"))
+            refusal = InvalidRequestError(PLAIN_REFUSED, state=state)
             raise OAuthToolkitError(refusal, redirect_uri=credentials["redirect_uri"])
+        try:
+            self.resources = settle(request.GET.getlist("resource"), request)
+        except Unserved as unserved:
+            refusal = CustomOAuth2Error(INVALID_TARGET, str(unserved), state=state)
+            raise OAuthToolkitError(refusal, redirect_uri=credentials["redirect_uri"]) from None
         return scopes, credentials
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
@@ -100,6 +110,8 @@ class ConsentView(SignInRequired, AuthorizationView):
             request = self.request
             context["client"] = identify(application)
             context["destination"] = destination(str(context.get("redirect_uri") or ""))
+            context["resources"] = getattr(self, "resources", [])
+            context["tools"] = visible_tools(request.user)
             form = context.get("form")
             context["tools"] = form.user_tools if isinstance(form, ConsentForm) else visible_tools(request.user)
             context["sign_out_url"] = reverse(LOGOUT)

@@ -13,7 +13,8 @@ Run as ``python -m tests.live.mutate ACTION ARG...`` with the site's environment
   ``mcp`` (prints the secret); ``revoke-oauth SECRET``: delete that token
 - ``expire-oauth SECRET``: the OAuth token's expiry is saved one minute in the past
 - ``oauth-expires-in SECRET SECONDS``: the OAuth token's expiry is saved SECONDS from now
-- ``introspector-oauth NAME``: a confidential client that may introspect tokens (prints [client_id, secret])
+- ``introspector-oauth NAME CLIENT_ID``: a confidential client (a resource server) with that client ID and a
+  new secret, which introspects tokens where ``OAUTH_INTROSPECTION_CLIENTS`` names it (prints [client_id, secret])
 - ``last-call TOOL``: the newest audit row of TOOL (read only): username, client, token id, outcome
 - ``ok-calls TOOL``: the arguments of every audit row of TOOL whose outcome is ok (read only)
 - ``account-names``: the name of every ``testapp.Account`` (read only)
@@ -136,11 +137,15 @@ def oauth(action: str, *args: str) -> Any:
     if action == "introspector-oauth":
         Application = get_application_model()
         secret = secrets.token_urlsafe(30)
-        resource_server = Application.objects.create(
-            name=args[0],
-            client_type=Application.CLIENT_CONFIDENTIAL,
-            authorization_grant_type=Application.GRANT_CLIENT_CREDENTIALS,
-            client_secret=secret,
+        # Asked again (a fixture per test), the same client is given a new secret.
+        resource_server, _ = Application.objects.update_or_create(
+            client_id=args[1],
+            defaults={
+                "name": args[0],
+                "client_type": Application.CLIENT_CONFIDENTIAL,
+                "authorization_grant_type": Application.GRANT_CLIENT_CREDENTIALS,
+                "client_secret": secret,
+            },
         )
         return [resource_server.client_id, secret]
     if action == "issue-oauth":

@@ -7,13 +7,15 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from oauth2_provider.models import clear_expired
 
+from mcp_tools.oauth import redemptions
 from mcp_tools.oauth.clients import identify
 from mcp_tools.oauth.registrations import delete_stale, retention_days, stale
 
 
 class Command(BaseCommand):
     help = (
-        "Delete expired OAuth tokens and grants (django-oauth-toolkit's clear_expired), then the applications "
+        "Delete expired OAuth tokens and grants (django-oauth-toolkit's clear_expired) and the records of redeemed "
+        "codes no longer kept, then the applications "
         "registered by DCR or CIMD more than MCP_TOOLS['OAUTH_CLIENT_RETENTION_DAYS'] (or --days) ago that hold "
         "no live token and no pending grant."
     )
@@ -31,6 +33,7 @@ class Command(BaseCommand):
             found = list(stale(days).order_by("pk"))
         else:
             clear_expired()
+            redemptions.prune()
             self.stdout.write("Expired tokens and grants deleted.")
             found = delete_stale(stale(days), days)
         verb = "Would delete" if dry_run else "Deleted"
