@@ -8,4 +8,5 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include((router.urls, "api"), namespace="api")),
     path("", include("mcp_tools.oauth.urls")),
+    path("", include("mcp_tools.urls")),
 ]

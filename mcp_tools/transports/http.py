@@ -45,6 +45,11 @@ JSON_HEADERS = [(b"content-type", b"application/json")]
 # An initialize that created no session: the request could not be accepted (spec: an HTTP error status).
 INITIALIZE_FAILED = 400
 RETRY_AFTER = b"5"  # seconds: about how long a database restart or failover takes
+# Where the door cannot hold a response open (a WSGI worker), what needs one is refused at once, never held.
+NO_STREAMS = (
+    "This endpoint answers each request whole and holds no stream open: no GET stream, no subscriptions/listen. "
+    "List changes are found by listing again."
+)
 
 
 # The HTTP status a 2026-07-28 response carries, by the kind of error it holds (PROTOCOL.md §3); a result,
@@ -138,12 +143,14 @@ class MCPHttpConsumer(AsyncConsumer):
             raise HTTPError(400, InvalidRequest("Body must be a single JSON-RPC request or notification"))
         self.check_modern_headers(request, message.method, message.params, message.id)
         if message.method == "subscriptions/listen":
+            if not request.can_stream:
+                raise HTTPError(404, MethodNotFound(NO_STREAMS), request_id=message.id)
             if not request.accepts_sse:
                 raise HTTPError(
                     406, InvalidRequest("subscriptions/listen answers text/event-stream"), request_id=message.id
                 )
             self.check_room(user, message.id)
-        session = Session(transport="http", user=user, token=token, emit=_discard, can_notify=True)
+        session = Session(transport="http", user=user, token=token, emit=_discard, can_notify=request.can_stream)
         await Exchange(request, session, message, modern=True).run()
 
     @staticmethod
@@ -174,6 +181,8 @@ class MCPHttpConsumer(AsyncConsumer):
     async def serve_legacy(self, request: HTTPRequest, user: Any, token: Any, version: str | None) -> None:
         if request.method == "POST":
             await self.legacy_post(request, user, token, version)
+        elif request.method == "GET" and not request.can_stream:
+            raise HTTPError(405, InvalidRequest(NO_STREAMS), headers=[(b"allow", b"POST, DELETE")])
         elif request.method == "GET":
             await self.legacy_get(request, user, token)
         elif request.method == "DELETE":
@@ -181,7 +190,11 @@ class MCPHttpConsumer(AsyncConsumer):
             await store.end(record.id)
             await request.respond(200)
         else:
-            raise HTTPError(405, InvalidRequest("Use POST, GET or DELETE"), headers=[(b"allow", b"GET, POST, DELETE")])
+            if request.can_stream:
+                raise HTTPError(
+                    405, InvalidRequest("Use POST, GET or DELETE"), headers=[(b"allow", b"GET, POST, DELETE")]
+                )
+            raise HTTPError(405, InvalidRequest("Use POST or DELETE"), headers=[(b"allow", b"POST, DELETE")])
 
     async def legacy_session(self, request: HTTPRequest, user: Any) -> Any:
         session_id = request.headers.get("Mcp-Session-Id")
@@ -219,7 +232,7 @@ class MCPHttpConsumer(AsyncConsumer):
             await request.respond(202)
 
     async def initialize(self, request: HTTPRequest, user: Any, token: Any, message: Request) -> None:
-        session = Session(transport="http", user=user, token=token, emit=_discard, can_notify=True)
+        session = Session(transport="http", user=user, token=token, emit=_discard, can_notify=request.can_stream)
         response = await server.handle(session, message)
         headers = list(JSON_HEADERS)
         status = 200

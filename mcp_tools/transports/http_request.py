@@ -23,6 +23,8 @@ from mcp_tools.protocol.errors import error_response
 from mcp_tools.server.dispatch import decode_message
 
 ROUTING_HEADERS = (b"mcp-protocol-version", b"mcp-method", b"mcp-name")
+# A scope key set False by a door that cannot hold a response open (a WSGI worker): every answer is whole.
+STREAMS = "mcp_tools.streams"
 # What ASGIRequest needs and a scope may lack: a WebSocket scope has no method (its handshake is a GET).
 SCOPE_DEFAULTS = {"method": "GET", "path": "/"}
 
@@ -174,7 +176,8 @@ class HTTPRequest:
         # A client that names no types takes any; one that names some must admit JSON. An event stream only
         # for a client that asks for one: without an Accept header, answers are JSON.
         self.accepts_json = acceptable(accept, "application/json")
-        self.accepts_sse = bool(accept) and acceptable(accept, "text/event-stream")
+        self.can_stream: bool = scope.get(STREAMS, True)
+        self.accepts_sse = self.can_stream and bool(accept) and acceptable(accept, "text/event-stream")
         self.disconnected = False
         self.body: bytes | None = None
         # The Django request's body file; Django closes it once it has read it, so ``body`` keeps the bytes.

@@ -1,0 +1,259 @@
+"""The MCP endpoints as Django views: the same ASGI applications Channels routes to, run for a request that
+Django's own handler received, under WSGI or under Django's plain ASGI handler.
+
+A view turns Django's request into the ASGI ``http`` scope and body the application would get from a server,
+runs it, and turns what it sends back into Django's response. Nothing of the protocol lives here: sessions,
+era detection, authentication and error mapping are the consumer's, whichever door a request came through.
+
+Under ASGI the view is a coroutine run on the server's loop, and a response the application streams (SSE)
+is streamed. Under WSGI the application runs on the process loop (``process_loop``) while the worker thread
+waits for the whole answer; such a door cannot hold a response open without holding the worker, so the
+scope tells the application so (``STREAMS``) and it answers every request whole and refuses what needs a
+stream. ``door()`` chooses the view by the handler that resolves the URL: Django resolves it on its event
+loop under ASGI and in a worker thread without one under WSGI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.urls import ResolverMatch, URLPattern, path
+from django.views.decorators.csrf import csrf_exempt
+
+from mcp_tools.conf import mcp_settings
+from mcp_tools.transports.http_request import STREAMS
+from mcp_tools.transports.process_loop import submit
+
+App = Callable[..., Any]
+# How many body chunks of a streamed answer may wait for Django to write them: past this the application
+# waits, as it would for a slow client on any ASGI server.
+STREAM_BACKLOG = 64
+# What a WSGI worker waits beyond the longest call before it gives up on an answer (then 504).
+WAIT_MARGIN_SECONDS = 30.0
+
+
+def asgi_scope(request: HttpRequest, *, streams: bool) -> dict[str, Any]:
+    """The ASGI ``http`` scope of a Django request, as a server would have handed it to the application."""
+    scope = getattr(request, "scope", None)
+    if isinstance(scope, dict):  # Django's ASGIRequest keeps the scope it was made from
+        return {**scope, STREAMS: streams}
+    meta = request.META
+    headers = [
+        (name[5:].replace("_", "-").lower().encode("latin-1"), str(value).encode("latin-1"))
+        for name, value in meta.items()
+        if name.startswith("HTTP_")
+    ]
+    if "HTTP_HOST" not in meta and meta.get("SERVER_NAME"):  # HTTP/1.0 without Host: the server's, as Django reads it
+        port = str(meta.get("SERVER_PORT", ""))
+        host = str(meta["SERVER_NAME"]) + ("" if port in ("", "80", "443") else f":{port}")
+        headers.append((b"host", host.encode("latin-1")))
+    for name in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+        if meta.get(name):
+            headers.append((name.replace("_", "-").lower().encode("latin-1"), str(meta[name]).encode("latin-1")))
+    protocol = str(meta.get("SERVER_PROTOCOL", "HTTP/1.1"))
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": protocol.partition("/")[2] or "1.1",
+        "method": request.method or "GET",
+        "scheme": str(meta.get("wsgi.url_scheme", "http")),
+        "path": request.path,
+        "raw_path": request.path.encode("utf-8"),
+        "root_path": str(meta.get("SCRIPT_NAME", "")),
+        "query_string": str(meta.get("QUERY_STRING", "")).encode("latin-1"),
+        "headers": headers,
+        "client": (str(meta.get("REMOTE_ADDR", "")), _port(meta.get("REMOTE_PORT"))),
+        "server": (str(meta.get("SERVER_NAME", "")), _port(meta.get("SERVER_PORT"))),
+        STREAMS: streams,
+    }
+
+
+def _port(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def read_body(request: HttpRequest) -> bytes:
+    """The body, at most one byte past MAX_MESSAGE_BYTES: the application answers 413 for that byte, and a
+    larger body is never held. Read from the stream, not ``request.body``, which reads it whole first."""
+    return request.read(int(mcp_settings.MAX_MESSAGE_BYTES) + 1)
+
+
+class Relay:
+    """The ASGI ``receive`` and ``send`` of one request: the body in, the response out.
+
+    ``receive`` hands over the body, then waits until the client goes away (``gone``), as a server's would.
+    What ``send`` gets is kept for the view: the response's start, then its body chunks in order.
+    """
+
+    def __init__(self, body: bytes) -> None:
+        self.body: bytes | None = body
+        self.gone = asyncio.Event()
+        self.started: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.chunks: asyncio.Queue[tuple[bytes, bool]] = asyncio.Queue(STREAM_BACKLOG)
+
+    async def receive(self) -> dict[str, Any]:
+        if self.body is not None:
+            body, self.body = self.body, None
+            return {"type": "http.request", "body": body, "more_body": False}
+        await self.gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            self.started.set_result(message)
+        elif message["type"] == "http.response.body":
+            await self.chunks.put((bytes(message.get("body", b"")), bool(message.get("more_body", False))))
+
+
+async def answer(app: App, scope: dict[str, Any], body: bytes) -> tuple[dict[str, Any], bytes]:
+    """Run ``app`` for one request and return its start message and its whole body (WSGI: nothing streams)."""
+    relay = Relay(body)
+    task = asyncio.ensure_future(app(scope, relay.receive, relay.send))
+    parts = []
+    try:
+        start = await _started(relay, task)
+        while True:
+            chunk, more = await relay.chunks.get()
+            parts.append(chunk)
+            if not more:
+                break
+        await task
+    finally:
+        relay.gone.set()
+        task.cancel()
+    return start, b"".join(parts)
+
+
+async def _started(relay: Relay, task: asyncio.Future[Any]) -> dict[str, Any]:
+    """The response's start; the application's own exception if it ended without one."""
+    await asyncio.wait({relay.started, task}, return_when=asyncio.FIRST_COMPLETED)
+    if relay.started.done():
+        return relay.started.result()
+    task.result()  # raises what the application raised
+    raise RuntimeError("The MCP endpoint ended without a response")
+
+
+def django_response(start: dict[str, Any], body: bytes) -> HttpResponse:
+    response = HttpResponse(body, status=start["status"])
+    _copy_headers(start, response)
+    return response
+
+
+def _copy_headers(start: dict[str, Any], response: HttpResponse | StreamingHttpResponse) -> None:
+    headers: dict[str, str] = {}
+    for raw_name, raw_value in start.get("headers", ()):
+        name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
+        key = name.lower()
+        headers[key] = f"{headers[key]}, {value}" if key in headers else value
+    if "content-type" not in headers:
+        del response.headers["Content-Type"]  # Django's default (text/html) would describe a body there is not
+    for name, value in headers.items():
+        response.headers[name] = value
+
+
+def wsgi_view(app: App) -> Callable[[HttpRequest], HttpResponse]:
+    """The view for Django's WSGI handler: the application runs on the process loop, answering whole."""
+
+    def view(request: HttpRequest) -> HttpResponse:
+        future = submit(answer(app, asgi_scope(request, streams=False), read_body(request)))
+        try:
+            start, body = future.result(timeout=float(mcp_settings.CALL_TIMEOUT_SECONDS) + WAIT_MARGIN_SECONDS)
+        except TimeoutError:
+            future.cancel()
+            return HttpResponse(status=504)
+        return django_response(start, body)
+
+    return _endpoint(view)
+
+
+def asgi_view(app: App) -> Callable[[HttpRequest], Any]:
+    """The view for Django's ASGI handler: the application runs on the server's loop; streams stream."""
+
+    async def view(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+        relay = Relay(read_body(request))
+        # A context of its own: what the application starts and keeps (the change hub's tasks) must not hold on
+        # to this request's (asgiref gives each request its own thread for sync work, ended with the request).
+        task = asyncio.get_running_loop().create_task(
+            app(asgi_scope(request, streams=True), relay.receive, relay.send), context=contextvars.Context()
+        )
+        try:
+            start = await _started(relay, task)
+            # A stream starts with an empty chunk (headers first): Django sends the headers on its own.
+            first, more = await relay.chunks.get()
+        except BaseException:
+            relay.gone.set()
+            task.cancel()
+            raise
+        if not more:
+            await task
+            return django_response(start, first)
+        response = StreamingHttpResponse(_rest(relay, task, first), status=start["status"])
+        _copy_headers(start, response)
+        return response
+
+    return _endpoint(view)
+
+
+async def _rest(relay: Relay, task: asyncio.Task[Any], first: bytes) -> AsyncIterator[bytes]:
+    """A streamed body chunk by chunk; when Django stops reading (the client left), the application is told."""
+    try:
+        if first:
+            yield first
+        while True:
+            chunk, more = await relay.chunks.get()
+            if chunk:
+                yield chunk
+            if not more:
+                break
+    finally:
+        relay.gone.set()
+        if not task.done():
+            task.add_done_callback(_retrieve)
+
+
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+def _endpoint(view: Callable[..., Any]) -> Callable[..., Any]:
+    """The MCP endpoints keep their own gates: a bearer token, not a form, so no CSRF token (Origin is
+    checked by the endpoint); no request-wide transaction, since the work runs in other threads."""
+    return csrf_exempt(transaction.non_atomic_requests(view))
+
+
+class DoorPattern(URLPattern):
+    """A URL pattern whose view follows the handler: the ASGI view where Django resolves the URL on its
+    event loop (its ASGI handler), the WSGI view in a thread without one."""
+
+    def __init__(self, route: str, app: App, name: str) -> None:
+        self.sync_view = wsgi_view(app)
+        self.async_view = asgi_view(app)
+        super().__init__(path(route, self.sync_view, name=name).pattern, self.sync_view, name=name)
+
+    def resolve(self, path: str) -> ResolverMatch | None:
+        match = super().resolve(path)
+        if match is not None and _on_event_loop():
+            match.func = self.async_view
+        return match
+
+
+def _on_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def door(route: str, app: App, name: str) -> DoorPattern:
+    """``path(route, ...)`` for an ASGI application served through Django's own handlers."""
+    return DoorPattern(route, app, name)

@@ -1,0 +1,63 @@
+"""One event loop per process for code that runs in threads without one (WSGI workers).
+
+The MCP transports are asynchronous; a WSGI worker thread has no event loop. Creating one per request (what
+``async_to_sync`` does for an async view called from sync code) costs a loop, a thread and the loop's own
+setup on every request, and leaves no place for what outlives a request (the change hub, the sessions'
+in-flight tables, the rate-limit breaker). This module keeps one loop in a daemon thread, started on first
+use, and runs coroutines there for any number of worker threads at once. A forked child (gunicorn forks its
+workers after importing the site when ``--preload`` is given) starts its own: a loop's thread does not
+survive ``fork``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+_owner_pid = 0
+
+
+def process_loop() -> asyncio.AbstractEventLoop:
+    """This process's loop, running in its own daemon thread from the first call on."""
+    global _loop, _owner_pid
+    loop = _loop
+    if loop is not None and _owner_pid == os.getpid():
+        return loop
+    with _lock:
+        if _loop is None or _owner_pid != os.getpid():
+            ready = threading.Event()
+            new_loop = asyncio.new_event_loop()
+
+            def run() -> None:
+                asyncio.set_event_loop(new_loop)
+                new_loop.call_soon(ready.set)
+                new_loop.run_forever()
+
+            threading.Thread(target=run, name="mcp-tools-loop", daemon=True).start()
+            ready.wait()
+            _loop, _owner_pid = new_loop, os.getpid()
+        return _loop
+
+
+def submit(coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+    """Run ``coroutine`` on the process loop; its future is safe to wait on from any thread but the loop's."""
+    loop = process_loop()
+    if _running_loop() is loop:
+        coroutine.close()
+        raise RuntimeError("submit() waits for the process loop: call it from another thread")
+    return asyncio.run_coroutine_threadsafe(coroutine, loop)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
