@@ -1,5 +1,5 @@
-"""WSGI entry point for the Django views alone (the admin, sign-in, OAuth pages), for sites that serve them
-with a WSGI server beside the ASGI one; the MCP endpoints need ``project.asgi``."""
+"""WSGI entry point: the whole site, MCP's Streamable HTTP endpoint included (``mcp_tools.urls``), for WSGI
+servers such as gunicorn; the WebSocket and live list-changed pushes need ``project.asgi``."""
 
 import os
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from django.db import transaction
@@ -42,33 +42,37 @@ def asgi_scope(request: HttpRequest, *, streams: bool) -> dict[str, Any]:
     scope = getattr(request, "scope", None)
     if isinstance(scope, dict):  # Django's ASGIRequest keeps the scope it was made from
         return {**scope, STREAMS: streams}
-    meta = request.META
+    return environ_scope(request.META, request.path, streams=streams)
+
+
+def environ_scope(environ: Mapping[str, Any], path: str, *, streams: bool) -> dict[str, Any]:
+    """The ASGI ``http`` scope of a WSGI environ (or a Django request's ``META``), for ``path``."""
     headers = [
         (name[5:].replace("_", "-").lower().encode("latin-1"), str(value).encode("latin-1"))
-        for name, value in meta.items()
+        for name, value in environ.items()
         if name.startswith("HTTP_")
     ]
-    if "HTTP_HOST" not in meta and meta.get("SERVER_NAME"):  # HTTP/1.0 without Host: the server's, as Django reads it
-        port = str(meta.get("SERVER_PORT", ""))
-        host = str(meta["SERVER_NAME"]) + ("" if port in ("", "80", "443") else f":{port}")
+    if "HTTP_HOST" not in environ and environ.get("SERVER_NAME"):  # HTTP/1.0: the server's name, as Django reads it
+        port = str(environ.get("SERVER_PORT", ""))
+        host = str(environ["SERVER_NAME"]) + ("" if port in ("", "80", "443") else f":{port}")
         headers.append((b"host", host.encode("latin-1")))
     for name in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-        if meta.get(name):
-            headers.append((name.replace("_", "-").lower().encode("latin-1"), str(meta[name]).encode("latin-1")))
-    protocol = str(meta.get("SERVER_PROTOCOL", "HTTP/1.1"))
+        if environ.get(name):
+            headers.append((name.replace("_", "-").lower().encode("latin-1"), str(environ[name]).encode("latin-1")))
+    protocol = str(environ.get("SERVER_PROTOCOL", "HTTP/1.1"))
     return {
         "type": "http",
         "asgi": {"version": "3.0"},
         "http_version": protocol.partition("/")[2] or "1.1",
-        "method": request.method or "GET",
-        "scheme": str(meta.get("wsgi.url_scheme", "http")),
-        "path": request.path,
-        "raw_path": request.path.encode("utf-8"),
-        "root_path": str(meta.get("SCRIPT_NAME", "")),
-        "query_string": str(meta.get("QUERY_STRING", "")).encode("latin-1"),
+        "method": str(environ.get("REQUEST_METHOD", "GET")).upper(),
+        "scheme": str(environ.get("wsgi.url_scheme", "http")),
+        "path": path,
+        "raw_path": path.encode("utf-8"),
+        "root_path": str(environ.get("SCRIPT_NAME", "")),
+        "query_string": str(environ.get("QUERY_STRING", "")).encode("latin-1"),
         "headers": headers,
-        "client": (str(meta.get("REMOTE_ADDR", "")), _port(meta.get("REMOTE_PORT"))),
-        "server": (str(meta.get("SERVER_NAME", "")), _port(meta.get("SERVER_PORT"))),
+        "client": (str(environ.get("REMOTE_ADDR", "")), _port(environ.get("REMOTE_PORT"))),
+        "server": (str(environ.get("SERVER_NAME", "")), _port(environ.get("SERVER_PORT"))),
         STREAMS: streams,
     }
 
@@ -93,11 +97,13 @@ class Relay:
     What ``send`` gets is kept for the view: the response's start, then its body chunks in order.
     """
 
-    def __init__(self, body: bytes) -> None:
+    def __init__(self, body: bytes, backlog: int = STREAM_BACKLOG) -> None:
         self.body: bytes | None = body
         self.gone = asyncio.Event()
         self.started: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.chunks: asyncio.Queue[tuple[bytes, bool]] = asyncio.Queue(STREAM_BACKLOG)
+        # Bounded where Django writes chunks as they come (the application then waits for a slow client);
+        # unbounded (0) where the whole answer is gathered first.
+        self.chunks: asyncio.Queue[tuple[bytes, bool]] = asyncio.Queue(backlog)
 
     async def receive(self) -> dict[str, Any]:
         if self.body is not None:
@@ -115,21 +121,17 @@ class Relay:
 
 async def answer(app: App, scope: dict[str, Any], body: bytes) -> tuple[dict[str, Any], bytes]:
     """Run ``app`` for one request and return its start message and its whole body (WSGI: nothing streams)."""
-    relay = Relay(body)
-    task = asyncio.ensure_future(app(scope, relay.receive, relay.send))
-    parts = []
+    relay = Relay(body, backlog=0)
     try:
-        start = await _started(relay, task)
-        while True:
-            chunk, more = await relay.chunks.get()
-            parts.append(chunk)
-            if not more:
-                break
-        await task
+        await app(scope, relay.receive, relay.send)
     finally:
         relay.gone.set()
-        task.cancel()
-    return start, b"".join(parts)
+    if not relay.started.done():
+        raise RuntimeError("The MCP endpoint ended without a response")
+    parts = []
+    while not relay.chunks.empty():
+        parts.append(relay.chunks.get_nowait()[0])
+    return relay.started.result(), b"".join(parts)
 
 
 async def _started(relay: Relay, task: asyncio.Future[Any]) -> dict[str, Any]:
@@ -139,6 +141,17 @@ async def _started(relay: Relay, task: asyncio.Future[Any]) -> dict[str, Any]:
         return relay.started.result()
     task.result()  # raises what the application raised
     raise RuntimeError("The MCP endpoint ended without a response")
+
+
+def answer_whole(app: App, scope: dict[str, Any], body: bytes) -> tuple[dict[str, Any], bytes]:
+    """``answer`` on the process loop, for a thread without a loop of its own; 504 when no answer comes within
+    the longest call's time and a margin."""
+    future = submit(answer(app, scope, body))
+    try:
+        return future.result(timeout=float(mcp_settings.CALL_TIMEOUT_SECONDS) + WAIT_MARGIN_SECONDS)
+    except TimeoutError:
+        future.cancel()
+        return {"type": "http.response.start", "status": 504, "headers": []}, b""
 
 
 def django_response(start: dict[str, Any], body: bytes) -> HttpResponse:
@@ -163,12 +176,7 @@ def wsgi_view(app: App) -> Callable[[HttpRequest], HttpResponse]:
     """The view for Django's WSGI handler: the application runs on the process loop, answering whole."""
 
     def view(request: HttpRequest) -> HttpResponse:
-        future = submit(answer(app, asgi_scope(request, streams=False), read_body(request)))
-        try:
-            start, body = future.result(timeout=float(mcp_settings.CALL_TIMEOUT_SECONDS) + WAIT_MARGIN_SECONDS)
-        except TimeoutError:
-            future.cancel()
-            return HttpResponse(status=504)
+        start, body = answer_whole(app, asgi_scope(request, streams=False), read_body(request))
         return django_response(start, body)
 
     return _endpoint(view)
