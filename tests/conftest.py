@@ -16,6 +16,7 @@ from django.test import Client
 
 from mcp_tools.models import AccessToken
 from mcp_tools.tools.catalog import catalog
+from mcp_tools.transports import process_loop
 from tests.db import WorkerConnections
 from tests.live.sites import delete_keys
 from tests.websocket import TIMEOUT, Connect, WSClient, ws_headers
@@ -110,7 +111,13 @@ worker_connections.watch()
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
-    """Once a test's event loop is closed and its executor threads joined, close the connections they opened."""
+    """Once a test's event loop is closed and its executor threads joined, close the connections they opened.
+
+    The WSGI door's process loop outlives a request; it is stopped before the test's fixtures (its database
+    among them) are torn down, so that what it started for the test (the change hub's poll of the database)
+    never runs into the next test or a closed database.
+    """
+    process_loop.stop()
     try:
         return (yield)
     finally:

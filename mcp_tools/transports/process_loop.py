@@ -22,12 +22,14 @@ T = TypeVar("T")
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
+_thread: threading.Thread | None = None
 _owner_pid = 0
+STOP_SECONDS = 5.0
 
 
 def process_loop() -> asyncio.AbstractEventLoop:
     """This process's loop, running in its own daemon thread from the first call on."""
-    global _loop, _owner_pid
+    global _loop, _thread, _owner_pid
     loop = _loop
     if loop is not None and _owner_pid == os.getpid():
         return loop
@@ -41,9 +43,10 @@ def process_loop() -> asyncio.AbstractEventLoop:
                 new_loop.call_soon(ready.set)
                 new_loop.run_forever()
 
-            threading.Thread(target=run, name="mcp-tools-loop", daemon=True).start()
+            thread = threading.Thread(target=run, name="mcp-tools-loop", daemon=True)
+            thread.start()
             ready.wait()
-            _loop, _owner_pid = new_loop, os.getpid()
+            _loop, _thread, _owner_pid = new_loop, thread, os.getpid()
         return _loop
 
 
@@ -54,6 +57,31 @@ def submit(coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         coroutine.close()
         raise RuntimeError("submit() waits for the process loop: call it from another thread")
     return asyncio.run_coroutine_threadsafe(coroutine, loop)
+
+
+def stop() -> None:
+    """End the process loop: its tasks are cancelled and awaited, then the loop is closed; the next ``submit``
+    starts another. For an orderly exit, and for tests that must not leave tasks running between them."""
+    global _loop, _thread
+    with _lock:
+        loop, thread = _loop, _thread
+        if loop is None or thread is None or _owner_pid != os.getpid():
+            _loop = _thread = None
+            return
+        asyncio.run_coroutine_threadsafe(_cancel_everything(), loop).result(STOP_SECONDS)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(STOP_SECONDS)
+        loop.close()
+        _loop = _thread = None
+
+
+async def _cancel_everything() -> None:
+    current = asyncio.current_task()
+    tasks = [task for task in asyncio.all_tasks() if task is not current]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.get_running_loop().shutdown_asyncgens()
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
