@@ -12,6 +12,8 @@ import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 
+import { toolNames, within } from "./client_steps.mjs";
+
 // The SDK is installed beside the conformance suite (`make typescript-sdk`), not next to this file: load it
 // through that directory's package resolution, by its public export paths.
 const require = createRequire(join(process.env.MCP_TS_NODE_MODULES, "..", "resolve-from-here.cjs"));
@@ -19,20 +21,10 @@ const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
 const { UnauthorizedError } = require("@modelcontextprotocol/sdk/client/auth.js");
 
-const TIMEOUT_MS = 10_000;
-const MAX_PAGES = 50;
 const [mcpUrl, toolName, toolArguments] = process.argv.slice(2);
 
 function say(message) {
   process.stdout.write(JSON.stringify(message) + "\n");
-}
-
-function within(promise, what) {
-  let timer;
-  const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took over ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 // The redirect URI: a loopback server whose `arrival` resolves with the query the browser brings back.
@@ -111,17 +103,6 @@ async function authorizedClient(provider, callback) {
   const authorized = new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider });
   await within(client.connect(authorized), "connecting with the token");
   return client;
-}
-
-async function toolNames(client) {
-  const names = [];
-  let cursor;
-  for (let page = 0; page < MAX_PAGES; page++) {
-    const listed = await within(client.listTools(cursor ? { cursor } : {}), "tools/list");
-    names.push(...listed.tools.map((tool) => tool.name));
-    if (!(cursor = listed.nextCursor)) return names;
-  }
-  throw new Error(`tools/list did not end within ${MAX_PAGES} pages`);
 }
 
 async function main() {

@@ -11,12 +11,11 @@ from typing import Any
 import httpx2
 import mcp_types as types
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ToolsListChanged
 
 from mcp_tools import __version__
 from tests.live.admin_client import AdminClient
+from tests.live.sdk import every_tool, sdk_client
 from tests.live.servers import ServerProcess
 from tests.live.sites import Site
 from tests.origins import local_origins
@@ -33,29 +32,6 @@ MODERN_META = {
     "io.modelcontextprotocol/clientCapabilities": {},
 }
 MODERN_HEADERS = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"}
-
-
-@asynccontextmanager
-async def sdk_client(
-    server: ServerProcess, token: str, mode: str, http: httpx2.AsyncClient | None = None, **options: Any
-) -> AsyncIterator[Client]:
-    """The SDK's client on the server's /mcp, authenticated with a bearer token."""
-    http = http or httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT)
-    async with http, Client(streamable_http_client(server.url("/mcp"), http_client=http), mode=mode, **options) as c:
-        yield c
-
-
-async def every_tool(client: Client) -> tuple[list[types.Tool], int]:
-    tools: list[types.Tool] = []
-    cursor: str | None = None
-    pages = 0
-    while True:
-        page = await asyncio.wait_for(client.list_tools(cursor=cursor, cache_mode="bypass"), TIMEOUT)
-        pages += 1
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if cursor is None:
-            return tools, pages
 
 
 @asynccontextmanager

@@ -7,56 +7,81 @@ in-flight tables, the rate-limit breaker). This module keeps one loop in a daemo
 use, and runs coroutines there for any number of worker threads at once. A forked child (gunicorn forks its
 workers after importing the site when ``--preload`` is given) starts its own: a loop's thread does not
 survive ``fork``.
+
+The loop's work runs in one thread-sensitive context of the loop's own (asgiref's ``ThreadSensitiveContext``),
+so the sync work it awaits (every ``database_sync_to_async``) runs on one thread that this process started.
+Without it asgiref falls back to one executor per interpreter, made at import: after ``fork`` that executor
+still counts the parent's thread as idle, and every call queued to it waits forever.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import os
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
+
+from asgiref.sync import ThreadSensitiveContext
 
 T = TypeVar("T")
 
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
 _thread: threading.Thread | None = None
+_work_context = contextvars.Context()
 _owner_pid = 0
 STOP_SECONDS = 5.0
 
 
 def process_loop() -> asyncio.AbstractEventLoop:
     """This process's loop, running in its own daemon thread from the first call on."""
-    global _loop, _thread, _owner_pid
+    return _process()[0]
+
+
+def _process() -> tuple[asyncio.AbstractEventLoop, contextvars.Context]:
+    """This process's loop and the context its work runs in, made on the first call in each process."""
+    global _loop, _thread, _work_context, _owner_pid
     loop = _loop
     if loop is not None and _owner_pid == os.getpid():
-        return loop
+        return loop, _work_context
     with _lock:
         if _loop is None or _owner_pid != os.getpid():
             ready = threading.Event()
             new_loop = asyncio.new_event_loop()
+            work_context = contextvars.Context()
 
             def run() -> None:
                 asyncio.set_event_loop(new_loop)
-                new_loop.call_soon(ready.set)
+                # Entered in the work context for the loop's lifetime, and never left.
+                entering = new_loop.create_task(_enter(ThreadSensitiveContext()), context=work_context)
+                entering.add_done_callback(lambda _task: ready.set())
                 new_loop.run_forever()
 
             thread = threading.Thread(target=run, name="mcp-tools-loop", daemon=True)
             thread.start()
             ready.wait()
-            _loop, _thread, _owner_pid = new_loop, thread, os.getpid()
-        return _loop
+            _loop, _thread, _work_context, _owner_pid = new_loop, thread, work_context, os.getpid()
+        return _loop, _work_context
+
+
+async def _enter(context: ThreadSensitiveContext) -> None:
+    await context.__aenter__()
 
 
 def submit(coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
     """Run ``coroutine`` on the process loop; its future is safe to wait on from any thread but the loop's."""
-    loop = process_loop()
+    loop, work_context = _process()
     if _running_loop() is loop:
         coroutine.close()
         raise RuntimeError("submit() waits for the process loop: call it from another thread")
-    return asyncio.run_coroutine_threadsafe(coroutine, loop)
+    return asyncio.run_coroutine_threadsafe(_run_in(work_context.copy(), coroutine), loop)
+
+
+async def _run_in(context: contextvars.Context, coroutine: Coroutine[Any, Any, T]) -> T:
+    return await asyncio.get_running_loop().create_task(coroutine, context=context)
 
 
 def stop() -> None:

@@ -1,4 +1,5 @@
-"""The official TypeScript SDK's OAuth client (``tests/oauth_client.mjs``) on Node, for the browser tests.
+"""The official TypeScript SDK's clients on Node: the OAuth client (``tests/oauth_client.mjs``) for the browser
+tests, and the bearer-token client (``tests/token_client.mjs``) run once to list and call.
 
 ``make typescript-sdk`` installs ``@modelcontextprotocol/sdk`` under ``.ci/node`` beside the conformance
 suite (``.ci/run`` does it in CI); the Node is the suite's Node 22 when it is there, else the machine's.
@@ -22,6 +23,7 @@ from tests.live.servers import ROOT
 NODE_MODULES = ROOT / ".ci" / "node" / "node_modules"
 SDK = NODE_MODULES / "@modelcontextprotocol" / "sdk"
 SCRIPT = ROOT / "tests" / "oauth_client.mjs"
+TOKEN_SCRIPT = ROOT / "tests" / "token_client.mjs"
 TIMEOUT = 10
 # Enough for Node to start, load the SDK, exchange the code and make its calls.
 FINISH_TIMEOUT = 30
@@ -32,7 +34,7 @@ def node() -> str:
     bundled = NODE_MODULES / ".bin" / "node"
     found = str(bundled) if bundled.exists() else shutil.which("node")
     if found is None:
-        services.unavailable("Needs Node for the TypeScript SDK's OAuth client: run make typescript-sdk")
+        services.unavailable("Needs Node for the TypeScript SDK's clients: run make typescript-sdk")
     if not (SDK / "package.json").exists():
         services.unavailable(f"Needs the TypeScript SDK under {SDK.parent}: run make typescript-sdk")
     return found
@@ -87,4 +89,21 @@ class NodeClient:
             self.process.stdout.close()
 
 
-__all__ = ["FINISH_TIMEOUT", "NodeClient", "node"]
+def token_client(mcp_url: str, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """What the token client printed once it had connected with ``token``, listed the tools and called ``tool``."""
+    env = {**os.environ, "MCP_TS_NODE_MODULES": str(NODE_MODULES), "MCP_TS_TOKEN": token}
+    completed = subprocess.run(
+        [node(), str(TOKEN_SCRIPT), mcp_url, tool, json.dumps(arguments)],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=FINISH_TIMEOUT,
+    )
+    lines = completed.stdout.splitlines()
+    assert completed.returncode == 0 and lines, f"the TypeScript client failed:\n{completed.stdout}{completed.stderr}"
+    return dict(json.loads(lines[-1]))
+
+
+__all__ = ["FINISH_TIMEOUT", "NodeClient", "node", "token_client"]

@@ -1,4 +1,6 @@
-"""Uvicorn server processes on loopback ports, with their output captured to a log file."""
+"""Server processes on loopback ports, with their output captured to a log file: uvicorn on the Channels
+application (``ServerProcess``) or on Django's plain ASGI handler, gunicorn and ``manage.py runserver`` on
+Django's WSGI handler."""
 
 from __future__ import annotations
 
@@ -6,18 +8,25 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
+
+import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
 APPLICATION = "tests.asgi:application"
+DJANGO_ASGI_APPLICATION = "tests.asgi_django:application"
+WSGI_APPLICATION = "tests.wsgi:application"
 STARTUP_TIMEOUT = 30
 STOP_TIMEOUT = 10
 # Uvicorn logs this once its listening socket is bound, so a connection made afterwards is served.
 READY_LINE = "Uvicorn running on"
 PORT_TAKEN = "address already in use"
 START_ATTEMPTS = 3
+# Connection attempts (httpx backs off between them) to a server that prints its banner before it binds.
+CONNECT_RETRIES = 5
 
 
 def free_port() -> int:
@@ -32,6 +41,8 @@ class ServerProcess:
     # Subclasses serving another site change what runs, where, and the line it logs once it listens.
     cwd: Path = ROOT
     ready_line: str = READY_LINE
+    port_taken: str = PORT_TAKEN
+    application: str = APPLICATION
 
     def __init__(self, name: str, env: dict[str, str], log_path: Path) -> None:
         self.name = name
@@ -59,7 +70,7 @@ class ServerProcess:
 
     def command(self) -> list[str]:
         return [
-            sys.executable, "-m", "uvicorn", APPLICATION,
+            sys.executable, "-m", "uvicorn", self.application,
             "--host", HOST, "--port", str(self.port), "--no-access-log", "--lifespan", "off",
         ]  # fmt: skip
 
@@ -104,7 +115,7 @@ class ServerProcess:
             try:
                 self._wait_listening()
             except RuntimeError:
-                if attempt == START_ATTEMPTS or PORT_TAKEN not in self.log().lower():
+                if attempt == START_ATTEMPTS or self.port_taken not in self.log().lower():
                     raise
                 self.spawn()
             else:
@@ -144,5 +155,53 @@ class ServerProcess:
     def logged(self, text: str, start: int = 0, timeout: float = 10.0) -> bool:
         """Whether ``text`` appears in the log after offset ``start``, waiting up to ``timeout`` seconds for
         the lines the process has written but the copying thread has not yet appended."""
+        return self.log_holds(lambda log: text in log, start, timeout)
+
+    def log_holds(self, condition: Callable[[str], bool], start: int = 0, timeout: float = 10.0) -> bool:
+        """Whether the log after offset ``start`` meets ``condition``, waiting up to ``timeout`` seconds for it."""
         with self._logged:
-            return self._logged.wait_for(lambda: text in self.log()[start:], timeout)
+            return self._logged.wait_for(lambda: condition(self.log()[start:]), timeout)
+
+
+class DjangoAsgiServer(ServerProcess):
+    """Uvicorn on Django's plain ASGI handler (``get_asgi_application()``): /mcp through mcp_tools.urls' views."""
+
+    application = DJANGO_ASGI_APPLICATION
+
+
+class GunicornServer(ServerProcess):
+    """``gunicorn tests.wsgi:application`` with the given options (worker class, workers, threads, preload)."""
+
+    # The arbiter logs this once its socket is bound; workers accept what waits on it as they boot.
+    ready_line = "Listening at: "
+    port_taken = "connection in use"
+    application = WSGI_APPLICATION
+
+    def __init__(self, name: str, env: dict[str, str], log_path: Path, options: Sequence[str] = ()) -> None:
+        super().__init__(name, env, log_path)
+        self.options = list(options)
+
+    def command(self) -> list[str]:
+        # No control socket: its default path is one per user, which every other gunicorn would share.
+        return [
+            sys.executable, "-m", "gunicorn", self.application,
+            "--bind", f"{HOST}:{self.port}", "--no-control-socket", *self.options,
+        ]  # fmt: skip
+
+
+class RunServer(ServerProcess):
+    """``manage.py runserver --noreload``: Django's own WSGI server where daphne is not installed as an app."""
+
+    ready_line = "Quit the server with"
+    port_taken = "that port is already in use"
+
+    def command(self) -> list[str]:
+        return [sys.executable, "manage.py", "runserver", "--noreload", f"{HOST}:{self.port}"]
+
+    def wait_ready(self) -> None:
+        super().wait_ready()
+        # The banner comes moments before the port is bound: refused connections are retried, with backoff.
+        with httpx.Client(transport=httpx.HTTPTransport(retries=CONNECT_RETRIES), timeout=STARTUP_TIMEOUT) as client:
+            response = client.get(self.url("/mcp/health"))
+        if response.status_code != 200:
+            raise RuntimeError(f"{self!r} answered its health check with {response.status_code}:\n{self.log()}")

@@ -7,7 +7,7 @@ import os
 import secrets
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +21,8 @@ from psycopg import sql
 from tests.live.servers import ROOT, ServerProcess
 
 SETTINGS = "tests.settings"
+# What makes a server process: its name, environment and log file (ServerProcess, or a subclass with its options).
+ServerKind = Callable[[str, dict[str, str], Path], ServerProcess]
 COMMAND_TIMEOUT = 60
 
 
@@ -83,9 +85,9 @@ class Site:
         return self.seed
 
     @contextmanager
-    def serve(self, *names: str) -> Iterator[list[ServerProcess]]:
-        """Start one server per name (concurrently), yield them ready, and stop them all on exit."""
-        started = [ServerProcess(name, self.env, self.workdir / f"server-{name}.log") for name in names]
+    def serve(self, *names: str, kind: ServerKind = ServerProcess) -> Iterator[list[ServerProcess]]:
+        """Start one server of ``kind`` per name (concurrently), yield them ready, and stop them all on exit."""
+        started = [kind(name, self.env, self.workdir / f"server-{name}.log") for name in names]
         self.servers.extend(started)
         try:
             for server in started:

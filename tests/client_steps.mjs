@@ -1,0 +1,25 @@
+// Steps the TypeScript SDK test clients (tests/oauth_client.mjs, tests/token_client.mjs) share; every wait is bounded.
+
+export const TIMEOUT_MS = 10_000;
+const MAX_PAGES = 50;
+
+// `promise`, or an error naming `what` once TIMEOUT_MS have passed without it settling.
+export function within(promise, what) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took over ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+// The names of every tool the client may see, page by page.
+export async function toolNames(client) {
+  const names = [];
+  let cursor;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const listed = await within(client.listTools(cursor ? { cursor } : {}), "tools/list");
+    names.push(...listed.tools.map((tool) => tool.name));
+    if (!(cursor = listed.nextCursor)) return names;
+  }
+  throw new Error(`tools/list did not end within ${MAX_PAGES} pages`);
+}
