@@ -32,6 +32,7 @@ _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
 _thread: threading.Thread | None = None
 _work_context = contextvars.Context()
+_sensitive: ThreadSensitiveContext | None = None
 _owner_pid = 0
 STOP_SECONDS = 5.0
 
@@ -43,7 +44,7 @@ def process_loop() -> asyncio.AbstractEventLoop:
 
 def _process() -> tuple[asyncio.AbstractEventLoop, contextvars.Context]:
     """This process's loop and the context its work runs in, made on the first call in each process."""
-    global _loop, _thread, _work_context, _owner_pid
+    global _loop, _thread, _work_context, _sensitive, _owner_pid
     loop = _loop
     if loop is not None and _owner_pid == os.getpid():
         return loop, _work_context
@@ -52,23 +53,34 @@ def _process() -> tuple[asyncio.AbstractEventLoop, contextvars.Context]:
             ready = threading.Event()
             new_loop = asyncio.new_event_loop()
             work_context = contextvars.Context()
+            sensitive = ThreadSensitiveContext()
 
             def run() -> None:
                 asyncio.set_event_loop(new_loop)
-                # Entered in the work context for the loop's lifetime, and never left.
-                entering = new_loop.create_task(_enter(ThreadSensitiveContext()), context=work_context)
+                # Entered in the work context for the loop's lifetime, left only by stop().
+                entering = new_loop.create_task(_enter(sensitive), context=work_context)
                 entering.add_done_callback(lambda _task: ready.set())
                 new_loop.run_forever()
 
             thread = threading.Thread(target=run, name="mcp-tools-loop", daemon=True)
             thread.start()
             ready.wait()
-            _loop, _thread, _work_context, _owner_pid = new_loop, thread, work_context, os.getpid()
+            _loop, _thread, _work_context, _sensitive, _owner_pid = (
+                new_loop,
+                thread,
+                work_context,
+                sensitive,
+                os.getpid(),
+            )
         return _loop, _work_context
 
 
 async def _enter(context: ThreadSensitiveContext) -> None:
     await context.__aenter__()
+
+
+async def _leave(context: ThreadSensitiveContext) -> None:
+    await context.__aexit__(None, None, None)
 
 
 def submit(coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
@@ -87,17 +99,19 @@ async def _run_in(context: contextvars.Context, coroutine: Coroutine[Any, Any, T
 def stop() -> None:
     """End the process loop: its tasks are cancelled and awaited, then the loop is closed; the next ``submit``
     starts another. For an orderly exit, and for tests that must not leave tasks running between them."""
-    global _loop, _thread
+    global _loop, _thread, _sensitive
     with _lock:
-        loop, thread = _loop, _thread
-        if loop is None or thread is None or _owner_pid != os.getpid():
-            _loop = _thread = None
+        loop, thread, sensitive = _loop, _thread, _sensitive
+        if loop is None or thread is None or sensitive is None or _owner_pid != os.getpid():
+            _loop = _thread = _sensitive = None
             return
         asyncio.run_coroutine_threadsafe(_cancel_everything(), loop).result(STOP_SECONDS)
+        # Left in the context it was entered in: its executor's thread ends with it.
+        asyncio.run_coroutine_threadsafe(_run_in(_work_context, _leave(sensitive)), loop).result(STOP_SECONDS)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(STOP_SECONDS)
         loop.close()
-        _loop = _thread = None
+        _loop = _thread = _sensitive = None
 
 
 async def _cancel_everything() -> None:
