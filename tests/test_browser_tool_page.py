@@ -51,22 +51,43 @@ def open_tool(page: Page, server: ServerProcess, name: str) -> None:
     expect(page.locator("#id_name")).to_have_value(name)
 
 
-def save_unchanged(page: Page) -> None:
+def open_saved(page: Page, server: ServerProcess, env: dict[str, str], name: str) -> dict[str, Any]:
+    """The tool's snapshot, taken before its page is opened."""
+    before = snapshot(env, name)
+    open_tool(page, server, name)
+    return before
+
+
+def expect_kind_field(page: Page, shown: str | None) -> None:
+    """Of the fields naming what a tool runs, only ``shown`` (or none) is on the page."""
+    for field in ("callable_name", "api_action"):
+        row = expect(page.locator(f".field-{field}"))
+        if field == shown:
+            row.to_be_visible()
+        else:
+            row.to_be_hidden()
+
+
+def expect_layout(page: Page, kind_field: str | None, *configuration: str) -> None:
+    """The sections in order, the kind's configuration right after what the tool runs, and the kind's field."""
+    assert page.evaluate(SECTIONS) == [IDENTITY, "What it runs", *configuration, *AFTER_GRANTS, *CLOSING]
+    expect_kind_field(page, kind_field)
+
+
+def expect_kept_on_saving_unchanged(page: Page, env: dict[str, str], before: dict[str, Any]) -> None:
     page.click("input[name=_save]")
     expect(page.locator(".errornote")).to_have_count(0)
     expect(page.locator(".messagelist .success")).to_have_count(1)
+    assert snapshot(env, before["tool"]["name"]) == before
 
 
 def test_a_callable_tool_shows_its_callable_and_its_schemas_over_the_callables(
     admin_page: Page, demo_server: ServerProcess, demo_env: dict[str, str]
 ) -> None:
-    page, name = admin_page, "order_summary"
-    before = snapshot(demo_env, name)
-    open_tool(page, demo_server, name)
+    page = admin_page
+    before = open_saved(page, demo_server, demo_env, "order_summary")
 
-    assert page.evaluate(SECTIONS) == [IDENTITY, "What it runs", *AFTER_GRANTS, *CLOSING]
-    expect(page.locator(".field-callable_name")).to_be_visible()
-    expect(page.locator(".field-api_action")).to_be_hidden()
+    expect_layout(page, "callable_name")
     # Empty boxes, as their help says, each over the schema the tool uses.
     expect(page.locator("#id_input_schema")).to_have_value("")
     expect(page.locator("#id_output_schema")).to_have_value("")
@@ -75,49 +96,37 @@ def test_a_callable_tool_shows_its_callable_and_its_schemas_over_the_callables(
     assert json.loads(callable_input.inner_text()) == before["tool"]["input_schema"]
     assert json.loads(page.locator(".field-callable_output_schema pre").inner_text()) == before["tool"]["output_schema"]
 
-    save_unchanged(page)
-
-    assert snapshot(demo_env, name) == before
+    expect_kept_on_saving_unchanged(page, demo_env, before)
 
 
 def test_a_model_query_tool_shows_its_query_after_what_it_runs_and_generated_schemas_read_only(
     admin_page: Page, demo_server: ServerProcess, demo_env: dict[str, str]
 ) -> None:
-    page, name = admin_page, "list_orders"
-    before = snapshot(demo_env, name)
-    open_tool(page, demo_server, name)
+    page = admin_page
+    before = open_saved(page, demo_server, demo_env, "list_orders")
 
-    assert page.evaluate(SECTIONS) == [IDENTITY, "What it runs", "#query-group", *AFTER_GRANTS, *CLOSING]
-    expect(page.locator(".field-callable_name")).to_be_hidden()
-    expect(page.locator(".field-api_action")).to_be_hidden()
+    expect_layout(page, None, "#query-group")
     expect(page.locator("#id_input_schema")).to_have_count(0)
     generated = page.locator(".field-generated_input_schema pre")
     expect(generated).to_be_visible()
     assert json.loads(generated.inner_text()) == before["tool"]["input_schema"]
 
-    save_unchanged(page)
-
-    assert snapshot(demo_env, name) == before
+    expect_kept_on_saving_unchanged(page, demo_env, before)
 
 
 def test_an_api_action_tool_shows_its_action_and_its_grants_after_access(
     admin_page: Page, demo_server: ServerProcess, demo_env: dict[str, str]
 ) -> None:
-    page, name = admin_page, "api_list_orders"
-    before = snapshot(demo_env, name)
+    page = admin_page
+    before = open_saved(page, demo_server, demo_env, "api_list_orders")
     assert len(before["groups"]) == 2
-    open_tool(page, demo_server, name)
 
-    assert page.evaluate(SECTIONS) == [IDENTITY, "What it runs", *AFTER_GRANTS, *CLOSING]
-    expect(page.locator(".field-api_action")).to_be_visible()
-    expect(page.locator(".field-callable_name")).to_be_hidden()
+    expect_layout(page, "api_action")
     expect(page.locator("#id_api_action")).to_have_value(before["tool"]["api_action"])
     expect(page.locator("#group_grants-group tbody tr.has_original")).to_have_count(2)
     expect(page.locator("#id_input_schema")).to_have_count(0)
 
-    save_unchanged(page)
-
-    assert snapshot(demo_env, name) == before
+    expect_kept_on_saving_unchanged(page, demo_env, before)
 
 
 def test_choosing_another_kind_shows_that_kinds_field_at_once(admin_page: Page, demo_server: ServerProcess) -> None:
@@ -126,5 +135,4 @@ def test_choosing_another_kind_shows_that_kinds_field_at_once(admin_page: Page, 
 
     page.select_option("#id_kind", "api_action")
 
-    expect(page.locator(".field-api_action")).to_be_visible()
-    expect(page.locator(".field-callable_name")).to_be_hidden()
+    expect_kind_field(page, "api_action")
