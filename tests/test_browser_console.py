@@ -1,5 +1,6 @@
-"""The demo site in a real headless Chromium: an icon for every page, and the landing page's console speaking
-2026-07-28 by default (no handshake, a listen for changes) and the older revisions with their handshake."""
+"""The demo site in a real headless Chromium: an icon for every page, and the landing page's console, in the first
+screen, speaking 2026-07-28 by default (no handshake, a listen for changes) and the older revisions with their
+handshake."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Callable
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.live.browser_pages import log_in
+from tests.live.browser_pages import HEIGHT, log_in
 from tests.live.servers import ServerProcess
 
 pytest_plugins = ["tests.live.fixtures", "tests.live.browser"]
@@ -68,3 +69,21 @@ def test_the_console_speaks_an_older_revision_after_its_handshake(
     expect(console.locator("#log .in", has_text='"id":2')).to_contain_text('"structuredContent":{"result":5}')
     expect(console.locator("[data-send='server/discover']")).to_be_disabled()
     expect(console.locator("#log .out", has_text="_meta")).to_have_count(0)
+
+
+def test_the_console_fills_the_first_screen_and_calls_a_tool_there(
+    open_page: Callable[[], Page], demo_server: ServerProcess
+) -> None:
+    console = open_page()
+    log_in(console, demo_server, "alice", "alice", then="/")
+    box = console.locator(".console").bounding_box()
+    assert box is not None
+    # Everything of the console, its log included, is on the 1280 x 800 screen the page opens on.
+    assert box["y"] >= 0 and box["y"] + box["height"] <= HEIGHT, box
+    assert console.locator("h2").first.text_content() == "Live console"
+
+    console.click("#connect")
+    console.click("[data-send='tools/call']")
+
+    expect(console.locator("#log .in", has_text='"id":2')).to_contain_text('"structuredContent":{"result":5}')
+    assert console.evaluate("window.scrollY") == 0

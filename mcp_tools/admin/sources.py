@@ -73,6 +73,7 @@ class SearchSourceInline(admin.StackedInline):
     extra = 0
     verbose_name = _("search source")
     verbose_name_plural = _("search sources (search and fetch tools)")
+    placement = "mcp-runs"  # shown after the tool's "What it runs" section
 
     def get_extra(self, request: Any, obj: Tool | None = None, **kwargs: Any) -> int:
         # A form to start with on a new tool and on a search tool without sources; none on other tools.

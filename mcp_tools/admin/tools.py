@@ -36,12 +36,20 @@ from mcp_tools.tools.registry import registry
 Operation = ModelQuery.Operation
 
 JSON_WIDGET = forms.Textarea(attrs={"rows": 10, "cols": 80, "style": "font-family: monospace"})
+CALLABLE_SCHEMA_HELP = _(
+    'Empty: the registered callable\'s schema, shown under this box. A JSON Schema here (root "type": "object")'
+    " replaces it."
+)
+# The tool page's sections that an inline follows (see ``placement`` and the change form template).
+RUNS, ACCESS = "mcp-runs", "mcp-access"
 
 
 class PrettyJSONField(forms.JSONField):
     def prepare_value(self, value: Any) -> Any:
         if isinstance(value, str):
             return value
+        if value is None:
+            return ""  # no schema reads as an empty box, not as the word null
         return json.dumps(value, indent=2, ensure_ascii=False)
 
 
@@ -102,7 +110,22 @@ class ToolForm(forms.ModelForm):
                 'JSON Schema with root "type": "object". Leave empty to use the registered callable\'s schema; '
                 "a model query generates its own."
             )
+        self._leave_callable_schemas_empty()
         self._show_derived()
+
+    def _leave_callable_schemas_empty(self) -> None:
+        """Show a schema box empty while the tool uses its callable's schema, as its help says; saved empty, the
+        callable's schema is put back (see tools.configuration), so the tool stays as it was."""
+        registered = registry.get(self.instance.callable_name) if self.instance.kind == Tool.Kind.CALLABLE else None
+        if registered is None or self.instance.pk is None:
+            return
+        derived = {"input_schema": registered.input_schema, "output_schema": registered.output_schema}
+        for name, schema in derived.items():
+            if name not in self.fields:
+                continue
+            self.fields[name].help_text = CALLABLE_SCHEMA_HELP
+            if self.initial.get(name) == schema:
+                self.initial[name] = None
 
     def _offer_api_actions(self) -> None:
         field = self.fields["api_action"]
@@ -151,6 +174,7 @@ class ModelQueryInline(admin.StackedInline):
     max_num = 1
     verbose_name = _("model query")
     verbose_name_plural = _("model query")
+    placement = RUNS
     sections: tuple[tuple[Any, tuple[str, ...], frozenset[str]], ...] = (
         (None, ("model", "operation"), frozenset(ModelQuery.Operation.values)),
         (
@@ -190,6 +214,7 @@ class ModelQueryInline(admin.StackedInline):
 class UserGrantInline(admin.TabularInline):
     model = UserGrant
     extra = 0
+    placement = ACCESS
     autocomplete_fields = ("user",)
     verbose_name_plural = _("granted to users")
 
@@ -197,6 +222,7 @@ class UserGrantInline(admin.TabularInline):
 class GroupGrantInline(admin.TabularInline):
     model = GroupGrant
     extra = 0
+    placement = ACCESS
     verbose_name_plural = _("granted to groups")
 
 
@@ -213,26 +239,28 @@ class ToolAdmin(ToolHistoryAdmin):
 
     class Media:
         css = {"all": ("mcp_tools/admin.css",)}
+        js = ("mcp_tools/tool_kind.js",)
 
     fieldsets = (
         (None, {"fields": ("name", "title", "description", "enabled")}),
+        # Its kind's configuration (model query, search sources) follows this section.
+        (_("What it runs"), {"fields": ("kind", "callable_name", "api_action"), "classes": (RUNS,)}),
         (
             _("Access"),
             {
-                "fields": ("everyone", "rate_limit", "timeout_seconds", "max_concurrent_calls"),
+                "fields": ("everyone",),
                 "description": _("Deny by default: grant the tool below to users or groups, or to everyone."),
+                "classes": (ACCESS,),
             },
         ),
-        (_("Implementation"), {"fields": ("kind", "callable_name", "api_action")}),
+        (_("Limits"), {"fields": ("rate_limit", "timeout_seconds", "max_concurrent_calls")}),
         (_("Schemas"), {"fields": ("input_schema", "output_schema")}),
         (
             _("Annotations"),
             {"fields": ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint", "icons")},
         ),
-        (
-            _("Preview"),
-            {"fields": ("definition_preview", "created_at", "updated_at"), "classes": ("collapse",)},
-        ),
+        (_("What clients see"), {"fields": ("definition_preview",), "classes": ("collapse",)}),
+        (_("History"), {"fields": ("created_at", "updated_at")}),
     )
 
     def get_urls(self) -> list[URLPattern]:
@@ -259,20 +287,25 @@ class ToolAdmin(ToolHistoryAdmin):
         return super().response_change(request, obj)
 
     def get_fieldsets(self, request: HttpRequest, obj: Tool | None = None) -> Any:
-        if not is_generated(obj):
-            return self.fieldsets
-        generated = {
-            "fields": ("generated_input_schema", "generated_output_schema"),
-            "description": _(
-                "Generated from the model query, search sources or API action; saving them regenerates them."
-            ),
-        }
-        return [(title, generated if title == _("Schemas") else options) for title, options in self.fieldsets]
+        # What it runs shows the fields of the tool's kind (tool_kind.js follows a change of kind on the page);
+        # the schemas are read-only where they are generated, and shown with the callable's own where it has one.
+        kind = shown_kind(request, obj)
+        sections: list[tuple[Any, dict[str, Any]]] = []
+        for title, fixed in self.fieldsets:
+            options: dict[str, Any] = dict(fixed)
+            if RUNS in options.get("classes", ()):
+                options["classes"] = (RUNS, f"mcp-kind-{kind}")
+            elif title == _("Schemas"):
+                options = schema_section(obj, options)
+            sections.append((title, options))
+        return sections
 
     def get_readonly_fields(self, request: HttpRequest, obj: Tool | None = None) -> Any:
         readonly = list(self.readonly_fields)
         if is_generated(obj):
             readonly += ["generated_input_schema", "generated_output_schema"]
+        elif callable_of(obj) is not None:
+            readonly += ["callable_input_schema", "callable_output_schema"]
         return readonly
 
     @admin.display(description=_("implementation"), ordering="callable_name")
@@ -287,6 +320,16 @@ class ToolAdmin(ToolHistoryAdmin):
     @admin.display(description=_("output schema"))
     def generated_output_schema(self, obj: Tool) -> str:
         return pretty_json(entry_from_row(obj).spec.output_schema)
+
+    @admin.display(description=_("the callable's input schema"))
+    def callable_input_schema(self, obj: Tool) -> str:
+        registered = callable_of(obj)
+        return pretty_json(registered.input_schema) if registered is not None else "-"
+
+    @admin.display(description=_("the callable's output schema"))
+    def callable_output_schema(self, obj: Tool) -> str:
+        registered = callable_of(obj)
+        return pretty_json(registered.output_schema) if registered is not None else "-"
 
     @admin.display(description=_("tools/list entry (latest revision)"))
     def definition_preview(self, obj: Tool) -> str:
@@ -318,6 +361,35 @@ class ToolAdmin(ToolHistoryAdmin):
 def is_generated(tool: Tool | None) -> bool:
     """Whether the tool's schemas are generated (a model query, search, fetch or API action) rather than edited."""
     return tool is not None and tool.schemas_generated
+
+
+def callable_of(tool: Tool | None) -> Any:
+    """The registered callable a saved callable tool runs; None for other tools and unregistered names."""
+    if tool is None or tool.pk is None or tool.kind != Tool.Kind.CALLABLE:
+        return None
+    return registry.get(tool.callable_name)
+
+
+def shown_kind(request: HttpRequest, tool: Tool | None) -> str:
+    """The kind whose fields the page shows: the one just submitted, else the tool's, else the default."""
+    submitted = request.POST.get("kind") if request.method == "POST" else None
+    if submitted in Tool.Kind.values:
+        return str(submitted)
+    return tool.kind if tool is not None else Tool.Kind.CALLABLE
+
+
+def schema_section(tool: Tool | None, options: dict[str, Any]) -> dict[str, Any]:
+    """The schema section: generated schemas read-only, a callable's boxes each over its callable's schema."""
+    if is_generated(tool):
+        return {
+            "fields": ("generated_input_schema", "generated_output_schema"),
+            "description": _(
+                "Generated from the model query, search sources or API action; saving them regenerates them."
+            ),
+        }
+    if callable_of(tool) is not None:
+        return {"fields": ("input_schema", "callable_input_schema", "output_schema", "callable_output_schema")}
+    return options
 
 
 def unconfigured(tool: Tool) -> Any:

@@ -7,6 +7,7 @@ so test modules and ``tests/conftest.py`` import it freely.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -51,7 +52,7 @@ def tool_change_url(page: Page, server: ServerProcess, name: str) -> str:
     from playwright.sync_api import expect
 
     page.goto(server.url(f"{TOOLS}?q={name}"))
-    link = page.locator("#result_list th a", has_text=name)
+    link = page.locator(f"#result_list th a:text-is({json.dumps(name)})")
     expect(link).to_have_count(1)
     return server.url(str(link.get_attribute("href")))
 
