@@ -163,7 +163,11 @@ def wsgi_view(app: App) -> Callable[[HttpRequest], HttpResponse]:
     """The view for Django's WSGI handler: the application runs on the process loop, answering whole."""
 
     def view(request: HttpRequest) -> HttpResponse:
-        future = submit(answer(app, asgi_scope(request, streams=False), read_body(request)))
+        work = answer(app, asgi_scope(request, streams=False), read_body(request))
+        # A context of its own, as under ASGI: what the application starts and keeps on the process loop (the
+        # change hub's tasks) must not hold on to this worker thread's (its cache connections, asgiref's
+        # executor for the sync code that called the handler, which waits here and would deadlock).
+        future = contextvars.Context().run(submit, work)
         try:
             start, body = future.result(timeout=float(mcp_settings.CALL_TIMEOUT_SECONDS) + WAIT_MARGIN_SECONDS)
         except TimeoutError:
