@@ -107,6 +107,15 @@ def streams(door: str) -> bool:
     return door != DJANGO_WSGI
 
 
+def on_app_loop(door: str, callback: Callable[[], Any]) -> None:
+    """Run ``callback`` on the loop the door's application runs on: the test's own, or the process loop that
+    WSGI requests run on (an asyncio event set from another thread would not wake that loop)."""
+    if streams(door):
+        callback()
+    else:
+        process_loop.process_loop().call_soon_threadsafe(callback)
+
+
 def doors(*names: str) -> pytest.MarkDecorator:
     """Run a test once for each of ``names`` (every door when none is named), as its ``http_door`` argument."""
     return pytest.mark.parametrize("http_door", names or DOORS)
