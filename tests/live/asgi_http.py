@@ -102,8 +102,15 @@ class OpenResponse:
         return found + messages(text)
 
     async def nothing_more(self) -> bool:
-        """Whether the server has written nothing further (a short bounded look, for absence)."""
-        return not self._frames and bool(await self.communicator.receive_nothing())
+        """Whether the server has written nothing further (a short bounded look, for absence); empty chunks,
+        such as the one that sends a stream's headers on its way, say nothing."""
+        while not self._frames:
+            if self.ended or await self.communicator.receive_nothing():
+                return True
+            self._text += (await self.chunk()).decode()
+            frames, self._text = split_frames(self._text)
+            self._frames.extend(frames)
+        return False
 
     async def disconnect(self) -> None:
         """The client goes away; the application must finish within TIMEOUT."""
