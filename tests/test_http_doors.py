@@ -18,8 +18,9 @@ from django.test import Client, RequestFactory
 
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import INVALID_REQUEST, METHOD_NOT_FOUND
-from mcp_tools.models import ToolCall
+from mcp_tools.models import Tool, ToolCall
 from mcp_tools.notify.hub import hub
+from mcp_tools.transports import django_views
 from mcp_tools.transports.django_views import door
 from mcp_tools.transports.http import NO_STREAMS
 from tests.db import db_call
@@ -319,3 +320,42 @@ def test_the_wsgi_view_runs_the_application_in_a_context_of_its_own():
     response = contextvars.copy_context().run(worker)
 
     assert (response.status_code, response.content) == (200, b"none")
+
+
+# How long a WSGI worker waits -----------------------------------------------------------------------------
+
+
+def give_wait_sync_seconds(seconds: int) -> None:
+    Tool.objects.filter(name="wait_sync").update(timeout_seconds=seconds)
+
+
+@doors(DJANGO_WSGI)
+async def test_a_wsgi_worker_waits_for_a_tool_allowed_longer_than_the_site_default(
+    token, tools, settings, monkeypatch, http_door
+):
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "CALL_TIMEOUT_SECONDS": 1}
+    monkeypatch.setattr(django_views, "WAIT_MARGIN_SECONDS", 0.0)
+    await db_call(give_wait_sync_seconds, 5)
+    client = await session(token, http_door)
+
+    reply = await client.send(request(1, "tools/call", {"name": "wait_sync", "arguments": {"seconds": 2}}))
+
+    assert (reply.status, reply.json()["result"]["content"]) == (200, [{"type": "text", "text": "waited"}])
+
+
+@doors(DJANGO_WSGI)
+async def test_a_wsgi_worker_gives_up_past_the_longest_call_allowed(token, tools, settings, monkeypatch, http_door):
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "CALL_TIMEOUT_SECONDS": 1}
+    monkeypatch.setattr(django_views, "WAIT_MARGIN_SECONDS", 0.0)
+    await db_call(give_wait_sync_seconds, 2)
+    client = await session(token, http_door)
+    # The application would answer when the call times out; one that does not is not waited for past the limit.
+    monkeypatch.setattr(django_views, "answer", never_answer)
+
+    reply = await client.send(request(1, "tools/call", {"name": "wait_sync", "arguments": {"seconds": 10}}))
+
+    assert (reply.status, reply.body) == (504, b"")
+
+
+async def never_answer(app: Any, scope: dict[str, Any], body: bytes) -> Any:
+    await asyncio.Event().wait()
