@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 from django.core.wsgi import get_wsgi_application
-from django.db import connections
+from django.db import connection, connections
 from django.http import HttpRequest, HttpResponse
-from django.test import Client, RequestFactory
+from django.test import RequestFactory
 
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import INVALID_REQUEST, METHOD_NOT_FOUND
@@ -27,6 +27,7 @@ from tests.db import db_call
 from tests.http_doors import CHANNELS, DJANGO_ASGI, DJANGO_DOORS, DJANGO_WSGI, build, doors, streams
 from tests.live.asgi_http import TIMEOUT, HttpClient, modern_headers, modern_request, notification, request
 from tests.messages import error
+from tests.test_http import login_cookie
 from tests.test_http_modern import edit_tool
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -225,12 +226,6 @@ async def test_a_cross_site_origin_is_403_and_the_site_origin_needs_no_csrf_toke
     assert accepted.json()["result"]["protocolVersion"] == LATEST
 
 
-def login_cookie(user: Any) -> str:
-    browser = Client()
-    browser.force_login(user)
-    return f"sessionid={browser.cookies['sessionid'].value}"
-
-
 @doors()
 async def test_health_answers_on_every_door(db, http_door):
     reply = await HttpClient(door=http_door).send(method="GET", path="/mcp/health")
@@ -249,13 +244,25 @@ def atomic_requests(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @doors(*DJANGO_DOORS)
-async def test_a_call_is_answered_and_audited_on_a_site_with_atomic_requests(token, tools, atomic_requests, http_door):
+async def test_a_call_is_answered_and_audited_on_a_site_with_atomic_requests(
+    token, tools, atomic_requests, monkeypatch, http_door
+):
+    # Django refuses an async view it would wrap in a transaction; a WSGI worker would hold one open meanwhile.
     client = await session(token, http_door)
+    in_transaction = []
+    submit = django_views.submit
+
+    def noting(work: Any) -> Any:
+        in_transaction.append(connection.in_atomic_block)
+        return submit(work)
+
+    monkeypatch.setattr(django_views, "submit", noting)
 
     reply = await client.send(add(1))
 
     assert (reply.status, reply.json()) == (200, {"jsonrpc": "2.0", "id": 1, "result": ADDED})
     assert await db_call(lambda: list(ToolCall.objects.values_list("tool_name", "outcome"))) == [("add", "ok")]
+    assert in_transaction == ([False] if http_door == DJANGO_WSGI else [])
 
 
 def stamp(get_response: Callable[[HttpRequest], Any]) -> Callable[[HttpRequest], Any]:
