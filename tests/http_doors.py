@@ -61,8 +61,8 @@ def build(door: str) -> ASGIApp:
 
 def own_sync_thread(app: ASGIApp) -> ASGIApp:
     """``app`` with a thread of its own for each request's sync work, as Django's ASGI handler gives it: else
-    ``WsgiToAsgi`` would wait in asgiref's one thread for thread-sensitive work, which the process loop's
-    database calls need."""
+    ``WsgiToAsgi`` would hold asgiref's one thread for thread-sensitive work while the request waits for the
+    process loop, whose database calls wait for that thread."""
 
     async def serve(scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         async with ThreadSensitiveContext():
@@ -74,8 +74,8 @@ def own_sync_thread(app: ASGIApp) -> ASGIApp:
 def in_worker_thread(wsgi_app: WSGIApp) -> WSGIApp:
     """``wsgi_app`` served as a threaded WSGI server serves it: in a new thread per request, response closed.
 
-    ``WsgiToAsgi`` alone would call the handler in asgiref's one thread for thread-sensitive work, where no
-    server runs it, and never close the response (Django's ``request_finished`` would not be sent).
+    ``WsgiToAsgi`` alone would call the handler in a thread that carries the test's context, which no server's
+    worker has, and never close the response (Django's ``request_finished`` would not be sent).
     """
 
     def serve(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:

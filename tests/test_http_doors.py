@@ -7,7 +7,7 @@ import asyncio
 import contextvars
 import io
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -289,9 +289,8 @@ stamp.async_capable = True  # type: ignore[attr-defined]
 
 
 @pytest.fixture
-def stamping(settings: Any) -> Iterator[None]:
+def stamping(settings: Any) -> None:
     settings.MIDDLEWARE = [*settings.MIDDLEWARE, "tests.test_http_doors.stamp"]
-    yield
 
 
 @doors(*DJANGO_DOORS)
