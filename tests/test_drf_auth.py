@@ -73,9 +73,14 @@ class DRFClient(HttpClient):
     authorization: str = ""
 
     def header_list(
-        self, method: str, overrides: Headers | None, repeated: list[tuple[bytes, bytes]] | None = None
+        self,
+        method: str,
+        overrides: Headers | None,
+        repeated: list[tuple[bytes, bytes]] | None = None,
+        length: int = 0,
     ) -> list[tuple[bytes, bytes]]:
-        return super().header_list(method, {"authorization": self.authorization, **(overrides or {})}, repeated)
+        headers = {"authorization": self.authorization, **(overrides or {})}
+        return super().header_list(method, headers, repeated, length)
 
 
 def http_error(message: str) -> dict[str, Any]:

@@ -527,8 +527,8 @@ class TestAuthentication:
 
         assert (reply.status, reply.json()) == (413, error(INVALID_REQUEST, "Message larger than 100 bytes"))
 
-    async def test_a_logged_in_session_cookie_authenticates_the_caller(self, user, tools):
-        browser = HttpClient()
+    async def test_a_logged_in_session_cookie_authenticates_the_caller(self, user, tools, http_door):
+        browser = HttpClient(door=http_door)
         cookie = {"cookie": await db_call(login_cookie, user)}
 
         opened = await browser.send(

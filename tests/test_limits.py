@@ -1,11 +1,14 @@
-"""Abuse limits: concurrent calls, call timeouts, result size, message size and depth; none harms any session."""
+"""Abuse limits: concurrent calls, call timeouts, result size, message size and depth; none harms any session.
+
+The HTTP limits hold on every door a request can come through (tests/http_doors.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -17,7 +20,8 @@ from mcp_tools.models import Tool, ToolCall
 from mcp_tools.protocol.jsonrpc import encode
 from mcp_tools.server import calls
 from tests.db import db_call
-from tests.live.asgi_http import HttpClient, modern_request, request
+from tests.http_doors import on_app_loop, streams
+from tests.live.asgi_http import HttpClient, OpenResponse, Response, modern_request, request
 from tests.messages import error, modern_meta, rpc, text_result
 from tests.testapp.mcp_tools import gate, sync_cancel_seen, sync_started
 from tests.websocket import TIMEOUT, WSClient
@@ -60,10 +64,12 @@ def set_timeout(name: str, seconds: int | None) -> None:
 def held(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
     """Holds ``slow_count`` at its first step and notes each call cancelled while held there."""
     gate.reset()
-    state = SimpleNamespace(entered=asyncio.Event(), cancelled=0)
+    # ``reached`` is told from any thread: under WSGI the tool runs on the process loop.
+    state = SimpleNamespace(entered=asyncio.Event(), reached=threading.Event(), cancelled=0)
     original = gate.wait
 
     async def wait() -> None:
+        state.reached.set()
         state.entered.set()
         try:
             await original()
@@ -74,6 +80,33 @@ def held(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
     monkeypatch.setattr(gate, "wait", wait)
     yield state
     gate.open()
+
+
+async def start_held_call(client: HttpClient, held: SimpleNamespace) -> Callable[[], Awaitable[Any]]:
+    """Start ``slow_count`` on ``client``'s session, held at its first step; returns how to read its answer once
+    ``release`` has let it go. A streaming door shows its first progress; a WSGI worker holds the whole answer,
+    so the call is known to be held when the tool reaches its gate."""
+    params = {"name": "slow_count", "arguments": {"steps": 1}, "_meta": {"progressToken": "p"}}
+    if streams(client.door):
+        stream = await client.open(request("slow", "tools/call", params))
+        await stream.message()
+        return lambda: _last_message(stream)
+    answer = asyncio.ensure_future(client.send(request("slow", "tools/call", params)))
+    assert await asyncio.to_thread(held.reached.wait, TIMEOUT)
+    return lambda: _whole_answer(answer)
+
+
+async def _last_message(stream: OpenResponse) -> Any:
+    return (await stream.rest())[-1]
+
+
+async def _whole_answer(answer: asyncio.Future[Response]) -> Any:
+    return (await asyncio.wait_for(answer, TIMEOUT)).json()
+
+
+def release(client: HttpClient) -> None:
+    """Let the held ``slow_count`` go on, on the loop the client's door runs it."""
+    on_app_loop(client.door, gate.open)
 
 
 def refusals(monkeypatch: pytest.MonkeyPatch, message: str, count: int) -> asyncio.Event:
@@ -131,28 +164,26 @@ async def test_requests_other_than_tools_call_are_not_counted(tools, user, setti
     assert finished["result"]["structuredContent"] == {"counted": 2}
 
 
-async def test_the_posts_of_one_http_session_share_the_limit(tools, token, settings, held):
+async def test_the_posts_of_one_http_session_share_the_limit(tools, token, settings, held, http_door):
     mcp_tools_setting(settings, MAX_CONCURRENT_CALLS=1)
-    client, other = HttpClient(token), HttpClient(token)
+    client, other = HttpClient(token, door=http_door), HttpClient(token, door=http_door)
     await client.initialize(LATEST)
     await other.initialize(LATEST)
-    params = {"name": "slow_count", "arguments": {"steps": 1}, "_meta": {"progressToken": "p"}}
-    stream = await client.open(request("slow", "tools/call", params))
-    await stream.message()
+    finished = await start_held_call(client, held)
     add = {"name": "add", "arguments": {"a": 1, "b": 2}}
 
     refused = await client.send(request(2, "tools/call", add))
     elsewhere = await other.send(request(2, "tools/call", add))
     pinged = await client.send(request(3, "ping"))
-    gate.open()
-    rest = await stream.rest()
+    release(client)
+    last = await finished()
     await client.close()
     await other.close()
 
     assert refused.json() == {"jsonrpc": "2.0", "id": 2, "result": text_result(TOO_MANY.format(1), is_error=True)}
     assert elsewhere.json()["result"]["structuredContent"] == {"result": 3}
     assert pinged.json() == pong(3)
-    assert rest[-1]["result"]["structuredContent"] == {"counted": 1}
+    assert last["result"]["structuredContent"] == {"counted": 1}
 
 
 def batch_call(request_id: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -334,8 +365,8 @@ def modern_padded_ping(size: int) -> bytes:
 
 
 @pytest.fixture
-async def http_pair(token: str, tools: None) -> AsyncIterator[tuple[HttpClient, HttpClient]]:
-    client, bystander = HttpClient(token), HttpClient(token)
+async def http_pair(token: str, tools: None, http_door: str) -> AsyncIterator[tuple[HttpClient, HttpClient]]:
+    client, bystander = HttpClient(token, door=http_door), HttpClient(token, door=http_door)
     await client.initialize(LATEST)
     await bystander.initialize(LATEST)
     yield client, bystander
@@ -392,7 +423,7 @@ async def test_an_http_body_exactly_at_a_limit_is_answered(http_pair, settings, 
 async def test_a_stateless_request_obeys_max_message_bytes(http_pair, settings, setting, size, status):
     mcp_tools_setting(settings, **setting)
     client, bystander = http_pair
-    stateless = HttpClient(client.token)
+    stateless = HttpClient(client.token, door=client.door)
     headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover"}
 
     reply = await stateless.send(modern_padded_ping(size), headers=headers)
@@ -465,9 +496,9 @@ async def test_max_batch_items_sets_the_limit(tools, user, settings):
     assert await answers_ping(wire)
 
 
-async def test_an_http_batch_over_max_batch_items_is_answered_400(token, tools, settings):
+async def test_an_http_batch_over_max_batch_items_is_answered_400(token, tools, settings, http_door):
     mcp_tools_setting(settings, MAX_BATCH_ITEMS=3)
-    client = HttpClient(token)
+    client = HttpClient(token, door=http_door)
     await client.initialize("2025-03-26")
 
     reply = await client.send([add_call(i) for i in range(4)])
@@ -565,20 +596,20 @@ async def test_a_request_beyond_max_pending_requests_is_refused_and_the_session_
     assert len(wire.session.in_flight) == 1
 
 
-async def test_the_posts_of_one_http_session_are_bounded_by_max_pending_requests(tools, token, settings, held):
+async def test_the_posts_of_one_http_session_are_bounded_by_max_pending_requests(
+    tools, token, settings, held, http_door
+):
     mcp_tools_setting(settings, MAX_PENDING_REQUESTS=1)
-    client = HttpClient(token)
+    client = HttpClient(token, door=http_door)
     await client.initialize(LATEST)
-    params = {"name": "slow_count", "arguments": {"steps": 1}, "_meta": {"progressToken": "p"}}
-    stream = await client.open(request("slow", "tools/call", params))
-    await stream.message()
+    finished = await start_held_call(client, held)
 
     refused = await client.send(request(2, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}))
     pinged = await client.send(request(3, "ping"))
-    gate.open()
-    rest = await stream.rest()
+    release(client)
+    last = await finished()
     await client.close()
 
     assert (refused.status, refused.json()) == (200, error(2, INVALID_REQUEST, TOO_MANY_REQUESTS.format(1)))
     assert pinged.json() == pong(3)
-    assert rest[-1]["result"]["structuredContent"] == {"counted": 1}
+    assert last["result"]["structuredContent"] == {"counted": 1}

@@ -37,7 +37,7 @@ from mcp_tools.oauth.tokens import NOT_FOR_THIS_RESOURCE
 from tests.challenges import refused_token
 from tests.cimd_host import MetadataHost, client_metadata, metadata_host
 from tests.db import db_call
-from tests.doors import Answer, legacy_http, modern_http, websocket
+from tests.doors import Answer, every_door, modern_http, websocket
 from tests.oauth import AUTHORIZE, REDIRECT, REGISTER, RESOURCE, TOKEN, Pkce, answer, application, query
 from tests.oauth_clients import access_token
 from tests.system_checks import mcp_checks
@@ -130,7 +130,7 @@ def listed(settings: Any) -> None:
 # 1. The resource is the one the server publishes, whatever port the Host header names ----------------
 
 
-@pytest.fixture(params=[legacy_http, modern_http, websocket], ids=["legacy-http", "modern-http", "websocket"])
+@pytest.fixture(params=every_door())
 def door(request: pytest.FixtureRequest) -> Any:
     return request.param
 

@@ -1,5 +1,9 @@
-"""Users, groups and tools on a live server: tools/list and tools/call over a real WebSocket, and changes to
-grants and group membership made in the admin over HTTP, told to exactly the sessions whose list changed."""
+"""Users, groups and tools: tools/list and tools/call, and changes to grants and group membership made in the
+admin over HTTP, told to exactly the sessions whose list changed.
+
+Each test runs on a live server over a real WebSocket, and in process over Streamable HTTP through each HTTP
+door (tests/http_doors.py), the admin served through the same door; a WSGI door holds no stream, so its
+sessions are told nothing and find each change by listing again."""
 
 from __future__ import annotations
 
@@ -9,16 +13,19 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import pytest
+from django.contrib.auth import get_user_model
 
 from mcp_tools.exceptions import INVALID_PARAMS
+from tests.db import db_call
+from tests.http_doors import DOORS, application
 from tests.live.admin_client import AdminClient, form_errors, form_fields
-from tests.live.servers import ServerProcess
-from tests.live.sites import Site
+from tests.live.asgi_http import HttpClient
+from tests.live.mcp_http import MCPHttp
 from tests.live.websocket_client import MCPWebSocket, mcp_websocket
 
 pytest_plugins = ["tests.live.fixtures"]
-pytestmark = pytest.mark.live
 
 LATEST = "2025-11-25"
 LIST_CHANGED = "notifications/tools/list_changed"
@@ -170,32 +177,67 @@ class World:
         self.tools[tool] = await submit(self.admin, "/admin/mcp_tools/tool/add/", fields)
 
 
+WEBSOCKET = "websocket"
+ADMIN = {"username": "matrix-admin", "password": "matrix-admin-password"}
+
+
+# The site in process keeps its rows in the test database; the live server has its own.
+IN_PROCESS = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(
+    params=[pytest.param(WEBSOCKET, marks=pytest.mark.live), *(pytest.param(door, marks=IN_PROCESS) for door in DOORS)]
+)
+def transport(request: pytest.FixtureRequest) -> str:
+    """A real WebSocket to a live server, or Streamable HTTP in process through one HTTP door."""
+    return str(request.param)
+
+
+def world_prefix(request: pytest.FixtureRequest) -> str:
+    return re.sub(r"\W", "", request.node.originalname.removeprefix("test_"))[:24] + "_"
+
+
 @pytest.fixture
-async def world(uvicorn_server: ServerProcess, live_site: Site, request: pytest.FixtureRequest) -> AsyncIterator[World]:
-    """A fresh matrix for each test, its names prefixed by the test's own, on the module's live server."""
-    prefix = re.sub(r"\W", "", request.node.name.removeprefix("test_"))[:24] + "_"
-    async with AdminClient(uvicorn_server.base_url) as admin:
-        await admin.login(**live_site.seeded.admin)
-        built = World(admin, prefix)
+async def world(transport: str, request: pytest.FixtureRequest) -> AsyncIterator[World]:
+    """A fresh matrix for each test, its names prefixed by the test's own, built in the admin: the module's
+    live server's, or the one served in process through the HTTP door."""
+    async with AsyncExitStack() as stack:
+        if transport == WEBSOCKET:
+            base_url = request.getfixturevalue("uvicorn_server").base_url
+            credentials = request.getfixturevalue("live_site").seeded.admin
+            admin = await stack.enter_async_context(AdminClient(base_url))
+        else:
+            await db_call(lambda: get_user_model().objects.create_superuser(**ADMIN))
+            credentials = ADMIN
+            in_process = httpx.ASGITransport(app=application(transport))
+            admin = await stack.enter_async_context(AdminClient("http://testserver", transport=in_process))
+        await admin.login(**credentials)
+        built = World(admin, world_prefix(request))
         await built.build(starting_matrix())
         yield built
 
 
-Sessions = dict[str, MCPWebSocket]
+Client = MCPWebSocket | MCPHttp
+Sessions = dict[str, Client]
 
 
 @pytest.fixture
-async def sessions(uvicorn_server: ServerProcess, world: World) -> AsyncIterator[Sessions]:
-    """One initialized WebSocket session per user of the matrix."""
+async def sessions(transport: str, world: World, request: pytest.FixtureRequest) -> AsyncIterator[Sessions]:
+    """One initialized session per user of the matrix."""
     async with AsyncExitStack() as stack:
         opened: Sessions = {}
         for user, token in world.tokens.items():
-            opened[user] = await stack.enter_async_context(mcp_websocket(uvicorn_server.ws_url(), token))
+            if transport == WEBSOCKET:
+                url = request.getfixturevalue("uvicorn_server").ws_url()
+                opened[user] = await stack.enter_async_context(mcp_websocket(url, token))
+            else:
+                opened[user] = MCPHttp(HttpClient(token, door=transport))
+                stack.push_async_callback(opened[user].close)
             await opened[user].initialize(LATEST)
         yield opened
 
 
-async def listed(client: MCPWebSocket, world: World) -> list[str]:
+async def listed(client: Client, world: World) -> list[str]:
     tools, _pages = await client.list_tools()
     return sorted(tool["name"].removeprefix(world.prefix) for tool in tools if tool["name"].startswith(world.prefix))
 
@@ -248,13 +290,26 @@ async def test_each_user_calls_exactly_the_tools_granted_to_them(sessions, world
 
 
 async def told_exactly(sessions: Sessions, told: set[str], change: str) -> None:
-    """Each of ``told`` hears one list_changed; every session then answers a ping with nothing before it."""
+    """Each of ``told`` hears one list_changed; every session then answers a ping with nothing before it. Where
+    the door holds no stream, nobody is told."""
     for user in sorted(told):
-        notification = await sessions[user].next_notification(LIST_CHANGED)
-        assert notification == {"jsonrpc": "2.0", "method": LIST_CHANGED}, (change, user)
+        if hears(sessions[user]):
+            notification = await sessions[user].next_notification(LIST_CHANGED)
+            assert notification == {"jsonrpc": "2.0", "method": LIST_CHANGED}, (change, user)
     for user, client in sessions.items():
         await client.request("ping")
-        assert client.unsolicited == [], (change, user)
+        assert await quiet(client), (change, user)
+
+
+def hears(client: Client) -> bool:
+    return not isinstance(client, MCPHttp) or client.hears
+
+
+async def quiet(client: Client) -> bool:
+    """Nothing was said to ``client`` that the test did not read."""
+    if isinstance(client, MCPHttp):
+        return await client.quiet()
+    return client.unsolicited == []
 
 
 Change = Callable[[World, Matrix], Awaitable[None]]

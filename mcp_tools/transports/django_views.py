@@ -16,9 +16,11 @@ loop under ASGI and in a worker thread without one under WSGI.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import contextvars
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
@@ -26,10 +28,12 @@ from django.urls import ResolverMatch, URLPattern, path
 from django.views.decorators.csrf import csrf_exempt
 
 from mcp_tools.conf import mcp_settings
+from mcp_tools.tools.catalog import catalog
 from mcp_tools.transports.http_request import STREAMS
 from mcp_tools.transports.process_loop import submit
 
 App = Callable[..., Any]
+T = TypeVar("T")
 # How many body chunks of a streamed answer may wait for Django to write them: past this the application
 # waits, as it would for a slow client on any ASGI server.
 STREAM_BACKLOG = 64
@@ -148,7 +152,7 @@ def answer_whole(app: App, scope: dict[str, Any], body: bytes) -> tuple[dict[str
     the longest call's time and a margin."""
     future = submit(answer(app, scope, body))
     try:
-        return future.result(timeout=float(mcp_settings.CALL_TIMEOUT_SECONDS) + WAIT_MARGIN_SECONDS)
+        return _wait(future)
     except TimeoutError:
         future.cancel()
         return {"type": "http.response.start", "status": 504, "headers": []}, b""
@@ -180,6 +184,31 @@ def wsgi_view(app: App) -> Callable[[HttpRequest], HttpResponse]:
         return django_response(start, body)
 
     return _endpoint(view)
+
+
+def _wait(future: concurrent.futures.Future[T]) -> T:
+    """The answer, waited for as long as the longest call allowed here may take, and a margin.
+
+    The site's limit first; only an answer not in by then asks how long a tool's own limit allows
+    (``Tool.timeout_seconds`` may exceed the site's), so quick answers, the health check's among them, never
+    read the tools.
+    """
+    waited = float(mcp_settings.CALL_TIMEOUT_SECONDS) + WAIT_MARGIN_SECONDS
+    try:
+        return future.result(timeout=waited)
+    except TimeoutError:
+        longest = submit(_longest_call()).result(timeout=WAIT_MARGIN_SECONDS)
+        if longest + WAIT_MARGIN_SECONDS <= waited:
+            raise
+    return future.result(timeout=longest + WAIT_MARGIN_SECONDS - waited)
+
+
+async def _longest_call() -> float:
+    """The longest a call may run: the site's limit, or an enabled tool's own if longer."""
+    limits = [float(mcp_settings.CALL_TIMEOUT_SECONDS)]
+    with contextlib.suppress(Exception):  # tools that cannot be read now: the site's limit stands
+        limits += [float(entry.timeout_seconds) for entry in (await catalog.get()).entries if entry.timeout_seconds]
+    return max(limits)
 
 
 def asgi_view(app: App) -> Callable[[HttpRequest], Any]:

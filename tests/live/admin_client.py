@@ -1,4 +1,5 @@
-"""The Django admin of a live server, driven over HTTP the way a browser submits its forms."""
+"""The Django admin of a live server (or of a site in process), driven over HTTP the way a browser submits its
+forms."""
 
 from __future__ import annotations
 
@@ -101,8 +102,9 @@ def form_errors(html: str) -> list[str]:
 class AdminClient:
     """Logs in and submits admin forms with the session and CSRF cookies a browser would keep."""
 
-    def __init__(self, base_url: str) -> None:
-        self.http = httpx.AsyncClient(base_url=base_url, timeout=TIMEOUT)
+    def __init__(self, base_url: str, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        # A transport of its own reaches a site in process (``httpx.ASGITransport``) rather than over the network.
+        self.http = httpx.AsyncClient(base_url=base_url, timeout=TIMEOUT, transport=transport)
 
     async def __aenter__(self) -> AdminClient:
         return self

@@ -1,7 +1,8 @@
-"""HTTP requests to ``tests.asgi`` in this process through Channels' communicators; every wait is bounded.
+"""HTTP requests to ``/mcp`` in this process through Channels' communicators; every wait is bounded.
 
-The in-process counterpart of the live servers: the ASGI application is the one uvicorn serves, but each
-response is read message by message, so an SSE body can be followed event by event while it is written.
+The in-process counterpart of the live servers: the ASGI application is the one a server runs for the
+client's door (tests/http_doors.py: the Channels routes unless told otherwise), but each response is read
+message by message, so an SSE body can be followed event by event while it is written.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from channels.testing import ApplicationCommunicator
 
+from tests.http_doors import CHANNELS, application
 from tests.live.sse import Frame, messages, split_frames
 
 TIMEOUT = 5
@@ -73,7 +75,7 @@ class OpenResponse:
         body = await self.communicator.receive_output(TIMEOUT)
         assert body["type"] == "http.response.body", body
         self.ended = not body.get("more_body", False)
-        return bytes(body["body"])
+        return bytes(body.get("body", b""))
 
     async def frame(self) -> Frame:
         """The next SSE frame (event or comment), read from as many chunks as it takes."""
@@ -100,8 +102,15 @@ class OpenResponse:
         return found + messages(text)
 
     async def nothing_more(self) -> bool:
-        """Whether the server has written nothing further (a short bounded look, for absence)."""
-        return not self._frames and bool(await self.communicator.receive_nothing())
+        """Whether the server has written nothing further (a short bounded look, for absence); empty chunks,
+        such as the one that sends a stream's headers on its way, say nothing."""
+        while not self._frames:
+            if self.ended or await self.communicator.receive_nothing():
+                return True
+            self._text += (await self.chunk()).decode()
+            frames, self._text = split_frames(self._text)
+            self._frames.extend(frames)
+        return False
 
     async def disconnect(self) -> None:
         """The client goes away; the application must finish within TIMEOUT."""
@@ -111,21 +120,31 @@ class OpenResponse:
 
 @dataclass
 class HttpClient:
-    """Sends MCP requests to ``/mcp`` with a host, a bearer token and the headers a session adds."""
+    """Sends MCP requests to ``/mcp`` through a door with a host, a bearer token and the headers a session adds."""
 
     token: str | None = None
     session_id: str | None = None
     protocol_version: str | None = None
     scheme: str = "http"
+    door: str = CHANNELS
+    # The door's application unless given: a site of other settings builds its own (tests/http_doors.py).
+    app: Any = None
     opened: list[OpenResponse] = field(default_factory=list)
 
     def header_list(
-        self, method: str, overrides: Headers | None, repeated: list[tuple[bytes, bytes]] | None = None
+        self,
+        method: str,
+        overrides: Headers | None,
+        repeated: list[tuple[bytes, bytes]] | None = None,
+        length: int = 0,
     ) -> list[tuple[bytes, bytes]]:
         """The request's headers; ``repeated`` lines are sent after the others, even when a name recurs."""
         headers: Headers = {"host": "testserver", "accept": ACCEPT_BOTH}
         if method == "POST":
             headers["content-type"] = "application/json"
+        if method == "POST" or length:
+            # As any client sends for a body of known size; a WSGI handler reads no more than it states.
+            headers["content-length"] = str(length)
         if self.token:
             headers["authorization"] = f"Bearer {self.token}"
         if self.session_id:
@@ -144,26 +163,25 @@ class HttpClient:
         headers: Headers | None = None,
         repeated: list[tuple[bytes, bytes]] | None = None,
         chunks: list[bytes] | None = None,
+        path: str = PATH,
     ) -> OpenResponse:
         """Send a request and return once the response has started."""
-        from tests.asgi import application
-
+        if chunks is None:
+            raw = body if isinstance(body, bytes) else b"" if body is None else json.dumps(body).encode()
+            chunks = [raw]
         scope = {
             "type": "http",
             "http_version": "1.1",
             "method": method,
-            "path": PATH,
-            "raw_path": PATH.encode(),
+            "path": path,
+            "raw_path": path.encode(),
             "query_string": b"",
             "scheme": self.scheme,
             "server": ("testserver", 80),
             "client": ("127.0.0.1", 50000),
-            "headers": self.header_list(method, headers, repeated),
+            "headers": self.header_list(method, headers, repeated, sum(map(len, chunks))),
         }
-        communicator = ApplicationCommunicator(application, scope)
-        if chunks is None:
-            raw = body if isinstance(body, bytes) else b"" if body is None else json.dumps(body).encode()
-            chunks = [raw]
+        communicator = ApplicationCommunicator(self.app or application(self.door), scope)
         for index, chunk in enumerate(chunks):
             await communicator.send_input({"type": "http.request", "body": chunk, "more_body": index < len(chunks) - 1})
         response = OpenResponse(communicator)
@@ -178,9 +196,10 @@ class HttpClient:
         headers: Headers | None = None,
         repeated: list[tuple[bytes, bytes]] | None = None,
         chunks: list[bytes] | None = None,
+        path: str = PATH,
     ) -> Response:
         """Send a request and read its whole response."""
-        opened = await self.open(body, method=method, headers=headers, repeated=repeated, chunks=chunks)
+        opened = await self.open(body, method=method, headers=headers, repeated=repeated, chunks=chunks, path=path)
         parts = []
         while not opened.ended:
             parts.append(await opened.chunk())
