@@ -39,6 +39,8 @@ T = TypeVar("T")
 STREAM_BACKLOG = 64
 # What a WSGI worker waits beyond the longest call before it gives up on an answer (then 504).
 WAIT_MARGIN_SECONDS = 30.0
+# How long a worker waits to learn the longest any enabled tool may run (a read of the catalog).
+LOOKUP_SECONDS = 5.0
 
 
 def asgi_scope(request: HttpRequest, *, streams: bool) -> dict[str, Any]:
@@ -197,7 +199,7 @@ def _wait(future: concurrent.futures.Future[T]) -> T:
     try:
         return future.result(timeout=waited)
     except TimeoutError:
-        longest = submit(_longest_call()).result(timeout=WAIT_MARGIN_SECONDS)
+        longest = submit(_longest_call()).result(timeout=LOOKUP_SECONDS)
         if longest + WAIT_MARGIN_SECONDS <= waited:
             raise
     return future.result(timeout=longest + WAIT_MARGIN_SECONDS - waited)
