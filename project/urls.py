@@ -1,5 +1,6 @@
-"""URLs of the demo site: the admin, the shop's REST API, OAuth for connectors (with its sign-in page) and the
-landing page (MCP routes live in ``project.asgi``)."""
+"""URLs of the demo site: the admin, the shop's REST API, OAuth for connectors (with its sign-in page), the MCP
+endpoint for WSGI and plain ASGI servers (``project.asgi`` routes it through Channels first) and the landing
+page."""
 
 from django.contrib import admin
 from django.contrib.staticfiles.urls import staticfiles_urlpatterns
@@ -31,6 +32,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include((router.urls, "api"))),
     path("", include("mcp_tools.oauth.urls")),
+    path("", include("mcp_tools.urls")),
     path("", LandingView.as_view(), name="landing"),
 ]
 # uvicorn does not serve static files; with DEBUG on, Django serves the admin's own.
