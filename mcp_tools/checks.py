@@ -417,12 +417,14 @@ def check_permission_classes(app_configs: Any = None, **kwargs: Any) -> list[che
 
 @checks.register(checks.Tags.compatibility, deploy=True)
 def check_persistent_connections(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    if not getattr(settings, "ASGI_APPLICATION", None):
+    """The endpoint's database work goes through Channels' ``database_sync_to_async`` behind every door, WSGI
+    included, and it closes connections older than CONN_MAX_AGE around each message."""
+    if not (getattr(settings, "ASGI_APPLICATION", None) or urlconf_serves_endpoint()):
         return []
     return [
         checks.Warning(
-            f"DATABASES[{alias!r}] has CONN_MAX_AGE 0 under ASGI: every MCP message that reads the database "
-            "opens and closes a connection.",
+            f"DATABASES[{alias!r}] has CONN_MAX_AGE 0: every MCP message that reads the database opens and "
+            "closes a connection.",
             hint="Set CONN_MAX_AGE (for example 60) and, on PostgreSQL, consider CONN_HEALTH_CHECKS = True.",
             obj=alias,
             id="mcp_tools.W007",

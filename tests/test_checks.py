@@ -14,6 +14,7 @@ from tests import endpoint_routes
 from tests.system_checks import mcp_checks
 
 VALID_KEYS = ", ".join(sorted(DEFAULTS))
+CHANNELS_SITE = "tests.endpoint_routes.channels_site"
 NO_LAYER = checks.Warning(
     "No channel layer is configured: changes reach sessions only when each process reads the change "
     "counters (every POLL_SECONDS), even changes made in that same process.",
@@ -325,16 +326,28 @@ def test_empty_permission_classes_are_a_warning_that_every_tool_is_denied(settin
     ]
 
 
-def test_a_database_without_persistent_connections_under_asgi_is_a_deployment_warning(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize(
+    ("urlconf", "asgi_application"),
+    [
+        (endpoint_routes.Included, None),
+        (endpoint_routes.WithoutInclude, CHANNELS_SITE),
+        (endpoint_routes.Included, CHANNELS_SITE),
+    ],
+    ids=["WSGI", "Channels", "both"],
+)
+def test_a_database_without_persistent_connections_where_mcp_is_served_is_a_deployment_warning(
+    settings: Any, monkeypatch: pytest.MonkeyPatch, urlconf: type, asgi_application: str | None
 ) -> None:
-    from django.conf import settings
-
+    settings.ROOT_URLCONF = urlconf
+    if asgi_application is None:
+        del settings.ASGI_APPLICATION
+    else:
+        settings.ASGI_APPLICATION = asgi_application
     # Edited in place: overriding DATABASES itself would warn that connections do not follow.
     monkeypatch.setitem(settings.DATABASES["default"], "CONN_MAX_AGE", 0)
     warning = checks.Warning(
-        "DATABASES['default'] has CONN_MAX_AGE 0 under ASGI: every MCP message that reads the database "
-        "opens and closes a connection.",
+        "DATABASES['default'] has CONN_MAX_AGE 0: every MCP message that reads the database opens and closes a "
+        "connection.",
         hint="Set CONN_MAX_AGE (for example 60) and, on PostgreSQL, consider CONN_HEALTH_CHECKS = True.",
         obj="default",
         id="mcp_tools.W007",
@@ -366,7 +379,6 @@ def test_audit_rows_batched_behind_the_answers_are_a_deployment_warning(settings
 
 
 NO_ENDPOINT = "mcp_tools.W013"
-CHANNELS_SITE = "tests.endpoint_routes.channels_site"
 WSGI_RUNSERVER = "runserver is Django's WSGI server here, which serves no Channels route, and "
 
 
@@ -447,3 +459,13 @@ def test_the_test_sites_own_urlconf_serves_the_endpoint(monkeypatch: pytest.Monk
     monkeypatch.setattr("sys.argv", ["manage.py", "runserver"])
 
     assert [m for m in mcp_checks() if m.id == NO_ENDPOINT] == []
+
+
+def test_a_site_that_serves_no_endpoint_is_not_warned_about_its_connections(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.ROOT_URLCONF = endpoint_routes.WithoutInclude
+    del settings.ASGI_APPLICATION
+    monkeypatch.setitem(settings.DATABASES["default"], "CONN_MAX_AGE", 0)
+
+    assert [m for m in mcp_checks(include_deployment_checks=True) if m.id == "mcp_tools.W007"] == []
