@@ -28,8 +28,8 @@ from tests.live.websocket_client import mcp_websocket
 pytestmark = pytest.mark.live
 
 TIMEOUT = 10
-SERVERS = [("wsgi", RunServer), ("wsgi", GunicornServer), ("channels", UvicornServer)]
-SERVER_IDS = ["runserver", "gunicorn", "uvicorn-channels"]
+SERVERS = [("wsgi", RunServer), ("wsgi", GunicornServer), ("channels", RunServer), ("channels", UvicornServer)]
+SERVER_IDS = ["runserver", "gunicorn", "daphne-runserver", "uvicorn"]
 
 
 @pytest.fixture(scope="module")
@@ -84,9 +84,10 @@ def test_the_wsgi_site_starts_the_servers_it_names_with_no_warning(wsgi_site: Fr
     assert "System check identified no issues" in wsgi_site.run([sys.executable, "manage.py", "check"])
 
 
-def test_the_channels_site_is_served_by_uvicorn_with_no_warning(channels_site: FreshProject) -> None:
-    assert [type(server) for server in channels_site.servers] == [UvicornServer]
+def test_the_channels_site_is_served_by_daphne_and_uvicorn_with_no_warning(channels_site: FreshProject) -> None:
+    assert [type(server) for server in channels_site.servers] == [RunServer, UvicornServer]
     assert channels_site.health_checked == ["http://127.0.0.1:8000/mcp/health"] * 2
+    assert "System check identified no issues" in channels_site.servers[0].log()
     assert "System check identified no issues" in channels_site.run([sys.executable, "manage.py", "check"])
 
 
@@ -132,7 +133,7 @@ def test_gunicorn_refuses_the_event_stream_it_cannot_hold(wsgi_site: FreshProjec
 
 
 async def test_the_channels_site_serves_the_websocket(channels_site: FreshProject) -> None:
-    [server] = channels_site.servers
+    server = next(server for server in channels_site.servers if isinstance(server, UvicornServer))
 
     async with mcp_websocket(server.ws_url(), channels_site.token) as client:
         await client.initialize()
