@@ -15,6 +15,17 @@ from tests.system_checks import mcp_checks
 
 VALID_KEYS = ", ".join(sorted(DEFAULTS))
 CHANNELS_SITE = "tests.endpoint_routes.channels_site"
+
+
+def serve_through(settings: Any, urlconf: type, asgi_application: str | None) -> None:
+    """The site's URLconf, and its Channels application (none: a site without ASGI_APPLICATION)."""
+    settings.ROOT_URLCONF = urlconf
+    if asgi_application is None:
+        del settings.ASGI_APPLICATION
+    else:
+        settings.ASGI_APPLICATION = asgi_application
+
+
 NO_LAYER = checks.Warning(
     "No channel layer is configured: changes reach sessions only when each process reads the change "
     "counters (every POLL_SECONDS), even changes made in that same process.",
@@ -338,11 +349,7 @@ def test_empty_permission_classes_are_a_warning_that_every_tool_is_denied(settin
 def test_a_database_without_persistent_connections_where_mcp_is_served_is_a_deployment_warning(
     settings: Any, monkeypatch: pytest.MonkeyPatch, urlconf: type, asgi_application: str | None
 ) -> None:
-    settings.ROOT_URLCONF = urlconf
-    if asgi_application is None:
-        del settings.ASGI_APPLICATION
-    else:
-        settings.ASGI_APPLICATION = asgi_application
+    serve_through(settings, urlconf, asgi_application)
     # Edited in place: overriding DATABASES itself would warn that connections do not follow.
     monkeypatch.setitem(settings.DATABASES["default"], "CONN_MAX_AGE", 0)
     warning = checks.Warning(
@@ -444,11 +451,7 @@ def test_a_site_that_serves_no_endpoint_is_warned_about(
     command: str,
     expected: list,
 ) -> None:
-    settings.ROOT_URLCONF = urlconf
-    if asgi_application is None:
-        del settings.ASGI_APPLICATION
-    else:
-        settings.ASGI_APPLICATION = asgi_application
+    serve_through(settings, urlconf, asgi_application)
     # Django's runserver here: daphne is not installed as an app of the test settings.
     monkeypatch.setattr("sys.argv", ["manage.py", command])
 
@@ -464,8 +467,7 @@ def test_the_test_sites_own_urlconf_serves_the_endpoint(monkeypatch: pytest.Monk
 def test_a_site_that_serves_no_endpoint_is_not_warned_about_its_connections(
     settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings.ROOT_URLCONF = endpoint_routes.WithoutInclude
-    del settings.ASGI_APPLICATION
+    serve_through(settings, endpoint_routes.WithoutInclude, None)
     monkeypatch.setitem(settings.DATABASES["default"], "CONN_MAX_AGE", 0)
 
     assert [m for m in mcp_checks(include_deployment_checks=True) if m.id == "mcp_tools.W007"] == []
