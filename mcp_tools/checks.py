@@ -156,20 +156,75 @@ def _rate_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
     ]
 
 
-@checks.register(checks.Tags.compatibility)
-def check_runserver_serves_asgi(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    """``manage.py runserver`` is about to serve the site over WSGI, where the MCP routes do not exist."""
-    if sys.argv[1:2] != ["runserver"] or runserver_serves_asgi():
+@checks.register(checks.Tags.urls)
+def check_endpoint_served(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """No door serves the Streamable HTTP endpoint: neither the URLconf nor a Channels route that the server
+    about to run serves (Django's own ``runserver`` serves no Channels route)."""
+    if urlconf_serves_endpoint():
         return []
+    routed = channels_route_serves_endpoint()
+    if routed and not (sys.argv[1:2] == ["runserver"] and not runserver_serves_asgi()):
+        return []
+    where = "runserver is Django's WSGI server here, which serves no Channels route, and " if routed else ""
     return [
         checks.Warning(
-            "runserver is Django's WSGI server here: it serves the site's views but answers 404 for /mcp, "
-            "/mcp/ws and /mcp/health, which are routes of the ASGI application.",
-            hint='Put "daphne" first in INSTALLED_APPS (pip install daphne) so that runserver serves '
-            "ASGI_APPLICATION, or serve the site with uvicorn.",
+            f"The site serves no MCP endpoint over HTTP: {where}no URL pattern routes /mcp to mcp_tools, so /mcp "
+            "and /mcp/health answer 404.",
+            hint='Add path("", include("mcp_tools.urls")) to the urlpatterns of ROOT_URLCONF: it serves /mcp under '
+            "WSGI (gunicorn, runserver) and ASGI alike.",
             id="mcp_tools.W013",
         )
     ]
+
+
+def urlconf_serves_endpoint() -> bool:
+    """Whether the URLconf routes the endpoint of ``mcp_tools.urls`` to its view, wherever it is included and
+    whatever an earlier pattern might shadow."""
+    from django.urls import NoReverseMatch, Resolver404, get_script_prefix, resolve, reverse
+
+    if not getattr(settings, "ROOT_URLCONF", None):
+        return False
+    try:
+        match = resolve("/" + reverse("mcp_tools:endpoint").removeprefix(get_script_prefix()))
+    except (NoReverseMatch, Resolver404):
+        return False
+    return match.url_name == "endpoint" and "mcp_tools" in match.app_names
+
+
+def channels_route_serves_endpoint() -> bool:
+    """Whether ASGI_APPLICATION routes HTTP requests for ``/mcp`` to the endpoint, as ``mcp_tools.routing``
+    does when composed into a Channels ``ProtocolTypeRouter``."""
+    name = getattr(settings, "ASGI_APPLICATION", None)
+    if not name:
+        return False
+    try:
+        application = import_string(name)
+    except ImportError:
+        return False
+    return _routes_to_endpoint(application, "mcp")
+
+
+def _routes_to_endpoint(application: Any, path: str) -> bool:
+    """Follow Channels' routers and middleware (``application_mapping``, ``routes``, ``inner``) as a request
+    for ``path`` would; the first route that matches decides."""
+    from channels.routing import ProtocolTypeRouter, URLRouter
+
+    from mcp_tools.transports import endpoints
+
+    while not isinstance(application, URLRouter):
+        if isinstance(application, ProtocolTypeRouter):
+            application = application.application_mapping.get("http")
+        elif hasattr(application, "inner"):  # Channels' middleware and the endpoints' own
+            application = application.inner
+        else:
+            return False
+    for route in application.routes:
+        match = route.pattern.match(path)
+        if match:
+            if route.callback is endpoints.streamable_http:
+                return match[0] == ""
+            return _routes_to_endpoint(route.callback, match[0])
+    return False
 
 
 def runserver_serves_asgi() -> bool:
@@ -183,6 +238,8 @@ def runserver_serves_asgi() -> bool:
 
 @checks.register(checks.Tags.compatibility)
 def check_channel_layer(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """A channel layer carries changes to the live sessions of a Channels site (ASGI_APPLICATION). A site served
+    only through ``mcp_tools.urls`` holds no stream to push to (WSGI); each request reads the counters."""
     layers = getattr(settings, "CHANNEL_LAYERS", None) or {}
     alias = mcp_settings.CHANNEL_LAYER if isinstance(getattr(settings, SETTING_NAME, {}), dict) else "default"
     if alias in layers:
@@ -195,6 +252,8 @@ def check_channel_layer(app_configs: Any = None, **kwargs: Any) -> list[checks.C
                 id="mcp_tools.E005",
             )
         ]
+    if not getattr(settings, "ASGI_APPLICATION", None):
+        return []
     return [
         checks.Warning(
             "No channel layer is configured: changes reach sessions only when each process reads the change "
@@ -358,12 +417,14 @@ def check_permission_classes(app_configs: Any = None, **kwargs: Any) -> list[che
 
 @checks.register(checks.Tags.compatibility, deploy=True)
 def check_persistent_connections(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    if not getattr(settings, "ASGI_APPLICATION", None):
+    """The endpoint's database work goes through Channels' ``database_sync_to_async`` behind every door, WSGI
+    included, and it closes connections older than CONN_MAX_AGE around each message."""
+    if not (getattr(settings, "ASGI_APPLICATION", None) or urlconf_serves_endpoint()):
         return []
     return [
         checks.Warning(
-            f"DATABASES[{alias!r}] has CONN_MAX_AGE 0 under ASGI: every MCP message that reads the database "
-            "opens and closes a connection.",
+            f"DATABASES[{alias!r}] has CONN_MAX_AGE 0: every MCP message that reads the database opens and "
+            "closes a connection.",
             hint="Set CONN_MAX_AGE (for example 60) and, on PostgreSQL, consider CONN_HEALTH_CHECKS = True.",
             obj=alias,
             id="mcp_tools.W007",

@@ -10,9 +10,22 @@ from django.core.management import call_command
 
 from mcp_tools.conf import DEFAULTS
 from mcp_tools.models import ModelQuery, Tool
+from tests import endpoint_routes
 from tests.system_checks import mcp_checks
 
 VALID_KEYS = ", ".join(sorted(DEFAULTS))
+CHANNELS_SITE = "tests.endpoint_routes.channels_site"
+
+
+def serve_through(settings: Any, urlconf: type, asgi_application: str | None) -> None:
+    """The site's URLconf, and its Channels application (none: a site without ASGI_APPLICATION)."""
+    settings.ROOT_URLCONF = urlconf
+    if asgi_application is None:
+        del settings.ASGI_APPLICATION
+    else:
+        settings.ASGI_APPLICATION = asgi_application
+
+
 NO_LAYER = checks.Warning(
     "No channel layer is configured: changes reach sessions only when each process reads the change "
     "counters (every POLL_SECONDS), even changes made in that same process.",
@@ -174,6 +187,19 @@ CASES: list[tuple[str, dict[str, Any], list[checks.CheckMessage]]] = [
     ),
     ("CHANNEL_LAYERS empty", {"CHANNEL_LAYERS": {}}, [NO_LAYER]),
     ("CHANNEL_LAYERS absent", {"CHANNEL_LAYERS": None}, [NO_LAYER]),
+    # Served through mcp_tools.urls alone (WSGI): no stream is held, so there is no push for a layer to carry.
+    ("no channel layer and no ASGI_APPLICATION", {"CHANNEL_LAYERS": None, "ASGI_APPLICATION": None}, []),
+    (
+        "a missing alias without ASGI_APPLICATION",
+        {"MCP_TOOLS": {"CHANNEL_LAYER": "events"}, "ASGI_APPLICATION": None},
+        [
+            checks.Error(
+                "MCP_TOOLS['CHANNEL_LAYER'] names 'events', which CHANNEL_LAYERS does not define.",
+                hint="Add 'events' to CHANNEL_LAYERS or remove the setting.",
+                id="mcp_tools.E005",
+            )
+        ],
+    ),
     (
         "several problems at once",
         {"MCP_TOOLS": {"PAGE_SIZE": 0, "COLOUR": "blue"}, "CHANNEL_LAYERS": {}},
@@ -311,16 +337,24 @@ def test_empty_permission_classes_are_a_warning_that_every_tool_is_denied(settin
     ]
 
 
-def test_a_database_without_persistent_connections_under_asgi_is_a_deployment_warning(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize(
+    ("urlconf", "asgi_application"),
+    [
+        (endpoint_routes.Included, None),
+        (endpoint_routes.WithoutInclude, CHANNELS_SITE),
+        (endpoint_routes.Included, CHANNELS_SITE),
+    ],
+    ids=["WSGI", "Channels", "both"],
+)
+def test_a_database_without_persistent_connections_where_mcp_is_served_is_a_deployment_warning(
+    settings: Any, monkeypatch: pytest.MonkeyPatch, urlconf: type, asgi_application: str | None
 ) -> None:
-    from django.conf import settings
-
+    serve_through(settings, urlconf, asgi_application)
     # Edited in place: overriding DATABASES itself would warn that connections do not follow.
     monkeypatch.setitem(settings.DATABASES["default"], "CONN_MAX_AGE", 0)
     warning = checks.Warning(
-        "DATABASES['default'] has CONN_MAX_AGE 0 under ASGI: every MCP message that reads the database "
-        "opens and closes a connection.",
+        "DATABASES['default'] has CONN_MAX_AGE 0: every MCP message that reads the database opens and closes a "
+        "connection.",
         hint="Set CONN_MAX_AGE (for example 60) and, on PostgreSQL, consider CONN_HEALTH_CHECKS = True.",
         obj="default",
         id="mcp_tools.W007",
@@ -349,3 +383,91 @@ def test_audit_rows_batched_behind_the_answers_are_a_deployment_warning(settings
     ):
         settings.MCP_TOOLS = {**settings.MCP_TOOLS, **quiet}
         assert [m for m in mcp_checks(include_deployment_checks=True) if m.id == "mcp_tools.W011"] == []
+
+
+NO_ENDPOINT = "mcp_tools.W013"
+WSGI_RUNSERVER = "runserver is Django's WSGI server here, which serves no Channels route, and "
+
+
+def no_endpoint(where: str = "") -> checks.Warning:
+    return checks.Warning(
+        f"The site serves no MCP endpoint over HTTP: {where}no URL pattern routes /mcp to mcp_tools, so /mcp and "
+        "/mcp/health answer 404.",
+        hint='Add path("", include("mcp_tools.urls")) to the urlpatterns of ROOT_URLCONF: it serves /mcp under '
+        "WSGI (gunicorn, runserver) and ASGI alike.",
+        id=NO_ENDPOINT,
+    )
+
+
+ENDPOINT_CASES: list[tuple[str, type, str | None, str, list[checks.CheckMessage]]] = [
+    ("the include, on a WSGI site", endpoint_routes.Included, None, "check", []),
+    ("the include, under Django's runserver", endpoint_routes.Included, None, "runserver", []),
+    ("the include under a prefix", endpoint_routes.IncludedUnderAPrefix, None, "migrate", []),
+    ("the include and Channels routes", endpoint_routes.Included, CHANNELS_SITE, "runserver", []),
+    ("neither", endpoint_routes.WithoutInclude, None, "check", [no_endpoint()]),
+    ("neither, under Django's runserver", endpoint_routes.WithoutInclude, None, "runserver", [no_endpoint()]),
+    (
+        "a view before the include that takes /mcp",
+        endpoint_routes.ShadowedByAnEarlierView,
+        None,
+        "check",
+        [no_endpoint()],
+    ),
+    ("Channels routes alone", endpoint_routes.WithoutInclude, CHANNELS_SITE, "check", []),
+    (
+        "Channels routes alone, under Django's runserver",
+        endpoint_routes.WithoutInclude,
+        CHANNELS_SITE,
+        "runserver",
+        [no_endpoint(WSGI_RUNSERVER)],
+    ),
+    (
+        "Channels routes for the WebSocket only",
+        endpoint_routes.WithoutInclude,
+        "tests.endpoint_routes.websocket_only_site",
+        "check",
+        [no_endpoint()],
+    ),
+    (
+        "an ASGI_APPLICATION that cannot be imported",
+        endpoint_routes.WithoutInclude,
+        "tests.endpoint_routes.nothing_here",
+        "check",
+        [no_endpoint()],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("urlconf", "asgi_application", "command", "expected"),
+    [c[1:] for c in ENDPOINT_CASES],
+    ids=[c[0] for c in ENDPOINT_CASES],
+)
+def test_a_site_that_serves_no_endpoint_is_warned_about(
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    urlconf: type,
+    asgi_application: str | None,
+    command: str,
+    expected: list,
+) -> None:
+    serve_through(settings, urlconf, asgi_application)
+    # Django's runserver here: daphne is not installed as an app of the test settings.
+    monkeypatch.setattr("sys.argv", ["manage.py", command])
+
+    assert [m for m in mcp_checks() if m.id == NO_ENDPOINT] == expected
+
+
+def test_the_test_sites_own_urlconf_serves_the_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.argv", ["manage.py", "runserver"])
+
+    assert [m for m in mcp_checks() if m.id == NO_ENDPOINT] == []
+
+
+def test_a_site_that_serves_no_endpoint_is_not_warned_about_its_connections(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    serve_through(settings, endpoint_routes.WithoutInclude, None)
+    monkeypatch.setitem(settings.DATABASES["default"], "CONN_MAX_AGE", 0)
+
+    assert [m for m in mcp_checks(include_deployment_checks=True) if m.id == "mcp_tools.W007"] == []

@@ -27,6 +27,11 @@ LANDING_PAGE = (
     "print(Client().get('/', HTTP_HOST='127.0.0.1:8123').content.decode())"
 )  # fmt: skip
 STDIO_CONFIG = re.compile(r'<pre id="stdio-config">(.*?)</pre>', re.DOTALL)
+# Django's own handler, as runserver and gunicorn run it, without the Channels routes of project.asgi.
+THROUGH_THE_URLCONF = (
+    "from django.test import Client; client = Client(HTTP_HOST='127.0.0.1:8123'); "
+    "print(client.get('/mcp/health').status_code, client.post('/mcp', {}, 'application/json').status_code)"
+)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -95,3 +100,11 @@ async def test_the_landing_page_stdio_configuration_starts_from_another_folder(d
         listing = await asyncio.wait_for(client.list_tools(), TIMEOUT)
 
     assert "add" in [tool.name for tool in listing.tools]
+
+
+def test_the_demo_serves_mcp_through_its_urlconf_for_wsgi_servers(demo: dict[str, str]) -> None:
+    output = manage(demo, "shell", "-c", THROUGH_THE_URLCONF).stdout.decode()
+    # The last line: Django's shell first says what it imported.
+    health, without_a_token = output.splitlines()[-1].split()
+
+    assert (health, without_a_token) == ("200", "401")

@@ -1,78 +1,112 @@
-"""The README's "Add mcp_tools to an existing site" steps, run as written on a new ``startproject`` site,
-end at a working endpoint: both servers it names answer the health check, serve the admin's static files,
-and the README's own client script lists and calls the README's tool over Streamable HTTP."""
+"""The README's "Add mcp_tools to an existing site" steps, run as written on a new ``startproject`` site, end at a
+working endpoint under WSGI (Django's runserver and gunicorn), and its Channels section's steps, applied on top,
+end at one served by uvicorn with the WebSocket: every server they name answers the health check, refuses a
+client without the token, and serves the README's own client script, which lists and calls the README's tool."""
 
 from __future__ import annotations
 
 import importlib.util
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.live.fresh_project import FreshProject, RunServer, UvicornServer, fresh_project, section_blocks
+from tests.live.fresh_project import (
+    CHANNELS_SECTION,
+    FreshProject,
+    GunicornServer,
+    ProjectServer,
+    RunServer,
+    UvicornServer,
+    fresh_project,
+    section_blocks,
+)
+from tests.live.websocket_client import mcp_websocket
 
 pytestmark = pytest.mark.live
 
 TIMEOUT = 10
+SERVERS = [("wsgi", RunServer), ("wsgi", GunicornServer), ("channels", RunServer), ("channels", UvicornServer)]
+SERVER_IDS = ["runserver", "gunicorn", "daphne-runserver", "uvicorn"]
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FreshProject]:
-    with fresh_project(Path(tmp_path_factory.mktemp("fresh")) / "mysite") as built:
+def wsgi_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FreshProject]:
+    with fresh_project(Path(tmp_path_factory.mktemp("fresh-wsgi")) / "mysite") as built:
         yield built
 
 
-def test_the_section_has_every_kind_of_step() -> None:
-    first_lines = [block.text.partition("\n")[0] for block in section_blocks() if block.language == "python"]
+@pytest.fixture(scope="module")
+def channels_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FreshProject]:
+    with fresh_project(Path(tmp_path_factory.mktemp("fresh-channels")) / "mysite", channels=True) as built:
+        yield built
 
-    assert first_lines == [
+
+def served_by(
+    request: pytest.FixtureRequest, site: str, kind: type[ProjectServer]
+) -> tuple[FreshProject, ProjectServer]:
+    project: FreshProject = request.getfixturevalue(f"{site}_site")
+    return project, next(server for server in project.servers if isinstance(server, kind))
+
+
+def test_the_sections_have_every_kind_of_step() -> None:
+    def first_lines(section: str) -> list[str]:
+        return [
+            block.text.partition("\n")[0] for block in section_blocks(section=section) if block.language == "python"
+        ]
+
+    assert first_lines("## Add mcp_tools to an existing site") == [
         "# mysite/settings.py",
-        "# mysite/settings.py (add)",
-        "# mysite/asgi.py",
-        "# mysite/urls.py (add)",
         "# myapp/mcp_tools.py",
+        "# mysite/urls.py (add)",
         "# client.py",
     ]
+    assert first_lines(CHANNELS_SECTION) == ["# mysite/settings.py (add)", "# mysite/asgi.py"]
 
 
-def test_the_packages_it_installs_are_the_ones_serving_mcp(project: FreshProject) -> None:
-    assert project.installed == ["django-mcp-tools", "daphne", "uvicorn[standard]"]
+def test_the_wsgi_steps_install_the_package_and_gunicorn_only(wsgi_site: FreshProject) -> None:
+    assert wsgi_site.installed == ["./django-mcp-tools", "gunicorn"]
+
+
+def test_the_channels_steps_add_the_servers_that_speak_asgi(channels_site: FreshProject) -> None:
+    assert channels_site.installed == ["./django-mcp-tools", "gunicorn", "daphne", "uvicorn[standard]"]
     # uvicorn's [standard] extra brings the WebSocket library without which /mcp/ws answers 404.
     assert importlib.util.find_spec("websockets") is not None
 
 
-def test_both_servers_it_names_start_and_answer_the_health_check(project: FreshProject) -> None:
-    assert [type(server) for server in project.servers] == [RunServer, UvicornServer]
-    assert project.health_checked == ["http://127.0.0.1:8000/mcp/health"]
-    # daphne's runserver serves ASGI, so the check that warns about Django's WSGI runserver stays silent.
-    runserver = project.servers[0]
-    assert "System check identified no issues" in runserver.log()
-    assert "mcp_tools.W013" not in runserver.log()
+def test_the_wsgi_site_starts_the_servers_it_names_with_no_warning(wsgi_site: FreshProject) -> None:
+    assert [type(server) for server in wsgi_site.servers] == [RunServer, GunicornServer]
+    assert wsgi_site.health_checked == ["http://127.0.0.1:8000/mcp/health"]
+    # Django's own runserver serves /mcp through the include: no check warns about the endpoint or a channel layer.
+    assert "System check identified no issues" in wsgi_site.servers[0].log()
+    assert "System check identified no issues" in wsgi_site.run([sys.executable, "manage.py", "check"])
 
 
-@pytest.mark.parametrize("kind", [RunServer, UvicornServer], ids=["runserver", "uvicorn"])
-def test_the_readme_client_lists_and_calls_the_readme_tool(project: FreshProject, kind: type) -> None:
-    server = next(server for server in project.servers if isinstance(server, kind))
+def test_the_channels_site_is_served_by_daphne_and_uvicorn_with_no_warning(channels_site: FreshProject) -> None:
+    assert [type(server) for server in channels_site.servers] == [RunServer, UvicornServer]
+    assert channels_site.health_checked == ["http://127.0.0.1:8000/mcp/health"] * 2
+    assert "System check identified no issues" in channels_site.servers[0].log()
+    assert "System check identified no issues" in channels_site.run([sys.executable, "manage.py", "check"])
+
+
+@pytest.mark.parametrize(("site", "kind"), SERVERS, ids=SERVER_IDS)
+def test_the_readme_client_lists_and_calls_the_readme_tool(
+    request: pytest.FixtureRequest, site: str, kind: type[ProjectServer]
+) -> None:
+    project, server = served_by(request, site, kind)
 
     output = project.run_client(server).splitlines()
 
     assert output == ["['greet']", "Hello, Ada!"]
 
 
-@pytest.mark.parametrize("kind", [RunServer, UvicornServer], ids=["runserver", "uvicorn"])
-def test_the_admin_has_its_static_files(project: FreshProject, kind: type) -> None:
-    server = next(server for server in project.servers if isinstance(server, kind))
-
-    response = httpx.get(server.url("/static/admin/css/base.css"), timeout=TIMEOUT)
-
-    assert response.status_code == 200
-    assert "text/css" in response.headers["content-type"]
-
-
-def test_the_endpoint_refuses_a_client_without_the_token(project: FreshProject) -> None:
-    server = project.servers[-1]
+@pytest.mark.parametrize(("site", "kind"), SERVERS, ids=SERVER_IDS)
+def test_the_endpoint_refuses_a_client_without_the_token(
+    request: pytest.FixtureRequest, site: str, kind: type[ProjectServer]
+) -> None:
+    _, server = served_by(request, site, kind)
 
     response = httpx.post(
         server.url("/mcp"),
@@ -82,3 +116,28 @@ def test_the_endpoint_refuses_a_client_without_the_token(project: FreshProject) 
     )
 
     assert response.status_code == 401
+    assert response.headers["www-authenticate"].startswith('Bearer realm="mcp"')
+
+
+def test_gunicorn_refuses_the_event_stream_it_cannot_hold(wsgi_site: FreshProject) -> None:
+    server = next(server for server in wsgi_site.servers if isinstance(server, GunicornServer))
+
+    response = httpx.get(
+        server.url("/mcp"),
+        headers={"Authorization": f"Bearer {wsgi_site.token}", "Accept": "text/event-stream"},
+        timeout=TIMEOUT,
+    )
+
+    assert (response.status_code, response.headers["allow"]) == (405, "POST, DELETE")
+    assert response.json()["error"]["code"] == -32600
+
+
+async def test_the_channels_site_serves_the_websocket(channels_site: FreshProject) -> None:
+    server = next(server for server in channels_site.servers if isinstance(server, UvicornServer))
+
+    async with mcp_websocket(server.ws_url(), channels_site.token) as client:
+        await client.initialize()
+        tools, _ = await client.list_tools()
+
+    assert client.subprotocol == "mcp"
+    assert [tool["name"] for tool in tools] == ["greet"]

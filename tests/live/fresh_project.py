@@ -1,5 +1,6 @@
-"""A new ``startproject`` site built by the README's "Add mcp_tools to an existing site" steps, run as written,
-and, for OAuth, by docs/connectors.md's "Setting it up" steps after them.
+"""A new ``startproject`` site built by the README's "Add mcp_tools to an existing site" steps, run as written
+(a WSGI site), with the README's Channels steps after them (an ASGI site) or, for OAuth, docs/connectors.md's
+"Setting it up" steps.
 
 The steps are read from the documents: each fenced block of a section is either a file to write or extend
 (its first line names the file, ``# mysite/asgi.py`` or ``# mysite/settings.py (add)``), or shell lines,
@@ -25,6 +26,7 @@ from tests.live.servers import HOST, ROOT, ServerProcess, free_port
 
 README = ROOT / "README.md"
 SECTION = "## Add mcp_tools to an existing site"
+CHANNELS_SECTION = "### Live notifications and the WebSocket: Channels"
 CONNECTORS = ROOT / "docs" / "connectors.md"
 CONNECTORS_SECTION = "## Setting it up"
 # The public origin the OAuth steps name (in RESOURCE_URL); the test serves the site on loopback instead.
@@ -172,6 +174,8 @@ class FreshProject:
                 self.serve(RunServer, options)
             case ["uvicorn", *options]:
                 self.serve(UvicornServer, options)
+            case ["gunicorn", *options]:
+                self.serve(GunicornServer, options)
             case ["curl", url]:
                 self.health_checked.append(url)
                 for server in self.servers:
@@ -221,7 +225,7 @@ class ProjectServer(ServerProcess):
 
 
 class RunServer(ProjectServer):
-    """``manage.py runserver``: daphne's, when ``daphne`` comes first in INSTALLED_APPS."""
+    """``manage.py runserver``: Django's (WSGI), or daphne's when ``daphne`` comes first in INSTALLED_APPS."""
 
     # Printed just before daphne binds its port (its "Listening" line is logged below the level shown).
     ready_line = "Quit the server with"
@@ -246,14 +250,29 @@ class UvicornServer(ProjectServer):
         return [sys.executable, "-m", "uvicorn", *options]
 
 
+class GunicornServer(ProjectServer):
+    """``gunicorn mysite.wsgi`` with the README's options, on another port."""
+
+    ready_line = "Booting worker"
+
+    def command(self) -> list[str]:
+        # No control socket: gunicorn's default path is one per user, shared by every gunicorn of the machine.
+        return [sys.executable, "-m", "gunicorn", *self.options, "--bind", f"{HOST}:{self.port}", "--no-control-socket"]
+
+
 @contextmanager
-def fresh_project(root: Path) -> Iterator[FreshProject]:
-    """A new project with every step of the README's existing-site section applied, its servers running."""
-    project = FreshProject(root)
+def fresh_project(root: Path, *, channels: bool = False) -> Iterator[FreshProject]:
+    """A new project with every step of the README's existing-site section applied, its servers running; with
+    ``channels``, the steps of its Channels section too, and only the servers those name."""
+    project = FreshProject(root, serving=not channels)
     try:
         project.create()
         for block in section_blocks():
             project.apply(block)
+        if channels:
+            project.serving = True
+            for block in section_blocks(section=CHANNELS_SECTION):
+                project.apply(block)
         yield project
     finally:
         project.stop()
@@ -262,7 +281,7 @@ def fresh_project(root: Path) -> Iterator[FreshProject]:
 @contextmanager
 def fresh_oauth_project(root: Path) -> Iterator[FreshProject]:
     """A new project with the README's existing-site steps and then docs/connectors.md's OAuth steps applied,
-    served by the README's uvicorn command on the loopback origin that stands in for the public one."""
+    served by the README's gunicorn command on the loopback origin that stands in for the public one."""
     project = FreshProject(root, serving=False)
     try:
         project.create()
@@ -273,7 +292,7 @@ def fresh_oauth_project(root: Path) -> Iterator[FreshProject]:
         assert any(PUBLIC_ORIGIN in block.text for block in oauth_blocks), "the OAuth steps name no public URL"
         for block in oauth_blocks:
             project.apply(Block(block.language, block.text.replace(PUBLIC_ORIGIN, f"http://{HOST}:{port}")))
-        [(kind, options)] = [(kind, options) for kind, options in project.deferred if kind is UvicornServer]
+        [(kind, options)] = [(kind, options) for kind, options in project.deferred if kind is GunicornServer]
         project.serving = True
         project.serve(kind, options, port)
         yield project
