@@ -3,6 +3,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
+# `make venv-dev VENV=.venv-django61 PYTHON=python3.13 DJANGO=6.1` builds a venv on another supported Django:
+# requirements.txt's pins with Django's taken from requirements-django6.1.txt. Left empty, requirements.txt's.
+DJANGO ?=
+DJANGO_PINS := $(if $(DJANGO),requirements-django$(DJANGO).txt)
+# pip cannot override a pin, so the venv installs from copies in which the chosen Django replaces the default.
+PINNED := $(VENV)/requirements
 # The official MCP conformance suite and the Node 22 it needs, kept out of the system's node.
 CONFORMANCE_DIR := .ci/node
 CONFORMANCE_BIN := $(CURDIR)/$(CONFORMANCE_DIR)/node_modules/.bin/conformance
@@ -17,13 +23,17 @@ venv: $(STAMP)
 
 venv-dev: $(DEV_STAMP)
 
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt requirements-dev.txt $(DJANGO_PINS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	mkdir -p $(PINNED)
+	$(if $(DJANGO),sed '/^Django==/d' requirements.txt | cat - $(DJANGO_PINS),cat requirements.txt) \
+		> $(PINNED)/requirements.txt
+	cp requirements-dev.txt $(PINNED)/requirements-dev.txt
+	$(BIN)/python -m pip install --quiet -r $(PINNED)/requirements.txt
 	touch $(STAMP)
 
-$(DEV_STAMP): $(STAMP) requirements-dev.txt
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -r $(PINNED)/requirements-dev.txt
 	touch $(DEV_STAMP)
 
 # `make demo PORT=8123` serves on another port, HOST=... on another address (add it to DJANGO_ALLOWED_HOSTS).
