@@ -1,17 +1,19 @@
 """The README's "Add mcp_tools to an existing site" steps, run as written on a new ``startproject`` site,
 end at a working endpoint: both servers it names answer the health check, serve the admin's static files,
-and the README's own client script lists and calls the README's tool over Streamable HTTP."""
+and the README's own client script lists and calls the README's tool over Streamable HTTP. With MCP_TEST_WHEEL
+set, the site runs in a virtualenv of its own with that wheel installed, as a site installs the package."""
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+import mcp_tools
 from tests.live.fresh_project import FreshProject, RunServer, UvicornServer, fresh_project, section_blocks
+from tests.live.servers import ROOT
 
 pytestmark = pytest.mark.live
 
@@ -38,9 +40,23 @@ def test_the_section_has_every_kind_of_step() -> None:
 
 
 def test_the_packages_it_installs_are_the_ones_serving_mcp(project: FreshProject) -> None:
-    assert project.installed == ["django-mcp-tools", "daphne", "uvicorn[standard]"]
+    assert project.installed == ["./django-mcp-tools", "daphne", "uvicorn[standard]"]
     # uvicorn's [standard] extra brings the WebSocket library without which /mcp/ws answers 404.
-    assert importlib.util.find_spec("websockets") is not None
+    assert project.run([project.python, "-c", "import websockets, daphne, uvicorn; print('ok')"]) == "ok\n"
+
+
+def test_the_site_runs_the_wheel_when_one_is_given_else_this_checkout(project: FreshProject) -> None:
+    loaded = Path(project.run([project.python, "-c", "import mcp_tools; print(mcp_tools.__file__)"]).strip())
+
+    if project.wheel is None:
+        assert loaded == ROOT / "mcp_tools" / "__init__.py"
+    else:
+        assert project.virtualenv is not None
+        assert loaded == project.virtualenv.site_packages() / "mcp_tools" / "__init__.py"
+        templates = loaded.parent / "templates" / "admin" / "mcp_tools" / "tool"
+        assert (templates / "change_form.html").is_file()
+        shown = project.run([project.python, "-m", "pip", "show", "django-mcp-tools"])
+        assert f"Version: {mcp_tools.__version__}\n" in shown
 
 
 def test_both_servers_it_names_start_and_answer_the_health_check(project: FreshProject) -> None:
