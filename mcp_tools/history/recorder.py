@@ -92,8 +92,10 @@ def remember(
     """pre_save: keep the row as it is in the database, to compare once saved."""
     before = None
     if not raw and instance.pk is not None:
+        rows = sender._default_manager.using(using).filter(pk=instance.pk)
         related = TRACKED[sender].related
-        before = sender._default_manager.using(using).select_related(*related).filter(pk=instance.pk).first()
+        # With no names, select_related() would follow every foreign key (and is deprecated from Django 6.1).
+        before = (rows.select_related(*related) if related else rows).first()
     setattr(instance, BEFORE, before)
 
 

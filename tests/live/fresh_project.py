@@ -5,6 +5,9 @@
 The steps are read from the documents: each fenced block of a section is either a file to write or extend
 (its first line names the file, ``# mysite/asgi.py`` or ``# mysite/settings.py (add)``), or shell lines,
 run in order. A line this module does not know how to run fails, so the documents and the tests stay in step.
+
+The site runs on this checkout, on the suite's interpreter; with ``MCP_TEST_WHEEL`` set, it runs in a virtualenv
+of its own into which the steps' ``pip install`` lines install that wheel (for the package) and the rest.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 import httpx
 
 from tests.live.servers import HOST, ROOT, ServerProcess, free_port
+from tests.live.virtualenvs import Virtualenv, published_wheel
 
 README = ROOT / "README.md"
 SECTION = "## Add mcp_tools to an existing site"
@@ -36,6 +40,8 @@ FILE_LINE = re.compile(r"^# (?P<path>[\w/]+\.py)(?P<add> \(add\))?$")
 ELLIPSIS_LINE = re.compile(r"^\s*# \.\.\.")
 SUPERUSER_PASSWORD = "fresh-project-password"
 HEALTH_RETRIES = 5
+# The package as a `pip install` line names it: by name, or as the path to a clone, with or without extras.
+PACKAGE = re.compile(r"^(?:\./)?django-mcp-tools(?P<extras>\[[^\]]*\])?$")
 
 
 @dataclass(frozen=True)
@@ -107,22 +113,52 @@ class FreshProject:
     #: False: the servers the steps name are not started but kept in ``deferred``, for steps still to come.
     serving: bool = True
     deferred: list[tuple[type[ProjectServer], list[str]]] = field(default_factory=list)
+    #: The wheel the steps install for the package, in ``virtualenv``; None: this checkout is the package.
+    wheel: Path | None = field(default_factory=published_wheel)
+    virtualenv: Virtualenv | None = None
+
+    @property
+    def python(self) -> str:
+        """The interpreter the site runs on."""
+        return str(self.virtualenv.python) if self.virtualenv is not None else sys.executable
 
     @property
     def env(self) -> dict[str, str]:
-        # PYTHONPATH stands in for `pip install django-mcp-tools`: this checkout is the package.
         env = {key: value for key, value in os.environ.items() if not key.startswith(("MCP_", "DJANGO_"))}
         env.update(
-            PYTHONPATH=str(ROOT),
             PYTHONUNBUFFERED="1",
             DJANGO_SUPERUSER_PASSWORD=SUPERUSER_PASSWORD,
             DJANGO_SUPERUSER_EMAIL="admin@example.com",
         )
+        if self.virtualenv is None:
+            # PYTHONPATH stands in for `pip install django-mcp-tools`: this checkout is the package.
+            env["PYTHONPATH"] = str(ROOT)
+        else:
+            env.pop("PYTHONPATH", None)
         return env
 
     def create(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        self.run([sys.executable, "-m", "django", "startproject", "mysite", str(self.root)])
+        if self.wheel is not None:
+            # A site that exists before the package is added: Django first, then the steps' `pip install`.
+            self.virtualenv = Virtualenv(self.root.with_name(f"{self.root.name}-venv"))
+            self.virtualenv.create()
+            self.virtualenv.install("Django")
+        self.run([self.python, "-m", "django", "startproject", "mysite", str(self.root)])
+
+    def pip_install(self, requirements: list[str]) -> None:
+        """Record what a `pip install` line names; in a virtualenv, install it, the wheel for the package."""
+        self.installed.extend(requirements)
+        if self.virtualenv is None or self.wheel is None:
+            return
+        installing = [self.from_wheel(requirement) for requirement in requirements]
+        assert installing != requirements, f"the step installs no django-mcp-tools: {requirements}"
+        self.virtualenv.install(*installing)
+
+    def from_wheel(self, requirement: str) -> str:
+        """The wheel, with the same extras, for a requirement of the package; any other as it is."""
+        named = PACKAGE.match(requirement)
+        return f"{self.wheel}{named['extras'] or ''}" if named else requirement
 
     def run(self, command: list[str]) -> str:
         try:
@@ -168,7 +204,7 @@ class FreshProject:
     def shell(self, words: list[str]) -> None:
         match words:
             case ["pip", "install", *packages]:
-                self.installed.extend(packages)
+                self.pip_install(packages)
             case ["python", "manage.py", "runserver", *options]:
                 # --noreload: one process to stop, rather than a reloader and its child.
                 self.serve(RunServer, options)
@@ -182,11 +218,11 @@ class FreshProject:
                     response = httpx.get(server.url(httpx.URL(url).path), timeout=10)
                     assert response.status_code == 200, (server, response.text)
             case ["python", "manage.py", "createsuperuser", *options]:
-                self.run([sys.executable, "manage.py", "createsuperuser", *options, "--noinput"])
+                self.run([self.python, "manage.py", "createsuperuser", *options, "--noinput"])
             case ["python", "manage.py", "mcp_token", "create", *options]:
-                self.token = self.run([sys.executable, "manage.py", "mcp_token", "create", *options]).strip()
+                self.token = self.run([self.python, "manage.py", "mcp_token", "create", *options]).strip()
             case ["python", "manage.py", *arguments]:
-                self.run([sys.executable, "manage.py", *arguments])
+                self.run([self.python, "manage.py", *arguments])
             case _:
                 raise AssertionError(f"the README asks for a step this test cannot run: {shlex.join(words)}")
 
@@ -194,7 +230,7 @@ class FreshProject:
         if not self.serving:
             self.deferred.append((kind, options))
             return
-        server = kind(self.root, options, self.env, self.root / f"{kind.__name__}.log", port)
+        server = kind(self.root, self.python, options, self.env, self.root / f"{kind.__name__}.log", port)
         self.servers.append(server)
         server.start()
 
@@ -204,6 +240,7 @@ class FreshProject:
         assert script != self.client_script, "the README's client names no URL and token to fill in"
         path = self.root / f"client_{server.port}.py"
         path.write_text(script)
+        # The client is another program, on another machine as often as not: the suite's interpreter runs it.
         return self.run([sys.executable, str(path)])
 
     def stop(self) -> None:
@@ -214,9 +251,12 @@ class FreshProject:
 class ProjectServer(ServerProcess):
     """A server of the fresh project, started with the README's command on a free loopback port."""
 
-    def __init__(self, root: Path, options: list[str], env: dict[str, str], log_path: Path, port: int = 0) -> None:
+    def __init__(
+        self, root: Path, python: str, options: list[str], env: dict[str, str], log_path: Path, port: int = 0
+    ) -> None:
         super().__init__(type(self).__name__, env, log_path)
         self.cwd = root
+        self.python = python
         self.options = options
         self.fixed_port = port
 
@@ -231,7 +271,7 @@ class RunServer(ProjectServer):
     ready_line = "Quit the server with"
 
     def command(self) -> list[str]:
-        return [sys.executable, "manage.py", "runserver", *self.options, f"127.0.0.1:{self.port}", "--noreload"]
+        return [self.python, "manage.py", "runserver", *self.options, f"127.0.0.1:{self.port}", "--noreload"]
 
     def wait_ready(self) -> None:
         super().wait_ready()
@@ -247,7 +287,7 @@ class UvicornServer(ProjectServer):
     def command(self) -> list[str]:
         options = list(self.options)
         options[options.index("--port") + 1] = str(self.port)
-        return [sys.executable, "-m", "uvicorn", *options]
+        return [self.python, "-m", "uvicorn", *options]
 
 
 class GunicornServer(ProjectServer):
