@@ -18,7 +18,7 @@ from mcp_tools.models import AccessToken
 from mcp_tools.tools.catalog import catalog
 from mcp_tools.transports import process_loop
 from tests.db import WorkerConnections
-from tests.http_doors import DOORS, stop_process_loop
+from tests.http_doors import DOORS
 from tests.live.sites import delete_keys
 from tests.websocket import TIMEOUT, Connect, WSClient, ws_headers
 
@@ -33,13 +33,6 @@ def _fresh_channel_layers() -> None:
     # Every test runs on an event loop of its own, and a Redis layer keeps locks and buffers bound to one loop.
     for alias in channel_layers.configs:
         channel_layers.set(alias, channel_layers.make_backend(alias))
-
-
-@pytest.fixture(autouse=True)
-def _fresh_process_loop() -> Iterator[None]:
-    # The loop WSGI requests run on lives as long as the process; each test gets its own, as it gets its own loop.
-    yield
-    stop_process_loop()
 
 
 @pytest.fixture(params=DOORS)

@@ -6,13 +6,14 @@
 - ``django-wsgi``: Django's WSGI handler (``get_wsgi_application()``), turned into an ASGI application by
   asgiref's ``WsgiToAsgi``: each request runs in a worker thread of its own, without a loop or a context
   carried over from elsewhere, and its response is closed once read, as under gunicorn or mod_wsgi.
+- ``wsgi-first``: the same WSGI handler wrapped in ``mcp_tools.wsgi.endpoints_first``, which answers ``/mcp``
+  before the site's middleware runs.
 
 Tests take the ``http_door`` fixture (tests/conftest.py) to run once per door, or ``doors(...)`` to name some.
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import threading
 from collections.abc import Callable, Iterable
@@ -26,8 +27,10 @@ from mcp_tools.transports import process_loop
 CHANNELS = "channels"
 DJANGO_ASGI = "django-asgi"
 DJANGO_WSGI = "django-wsgi"
-DOORS = (CHANNELS, DJANGO_ASGI, DJANGO_WSGI)
-DJANGO_DOORS = (DJANGO_ASGI, DJANGO_WSGI)
+WSGI_FIRST = "wsgi-first"
+DOORS = (CHANNELS, DJANGO_ASGI, DJANGO_WSGI, WSGI_FIRST)
+DJANGO_DOORS = (DJANGO_ASGI, DJANGO_WSGI, WSGI_FIRST)
+WSGI_DOORS = (DJANGO_WSGI, WSGI_FIRST)
 
 ASGIApp = Callable[..., Any]
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
@@ -51,11 +54,16 @@ def build(door: str) -> ASGIApp:
         from django.core.asgi import get_asgi_application
 
         return get_asgi_application()
-    if door == DJANGO_WSGI:
+    if door in WSGI_DOORS:
         from asgiref.wsgi import WsgiToAsgi
         from django.core.wsgi import get_wsgi_application
 
-        return own_sync_thread(WsgiToAsgi(in_worker_thread(get_wsgi_application())))
+        from mcp_tools.wsgi import endpoints_first
+
+        wsgi_app = get_wsgi_application()
+        if door == WSGI_FIRST:
+            wsgi_app = endpoints_first(wsgi_app)
+        return own_sync_thread(WsgiToAsgi(in_worker_thread(wsgi_app)))
     raise ValueError(f"No such door: {door}")
 
 
@@ -104,7 +112,7 @@ def in_worker_thread(wsgi_app: WSGIApp) -> WSGIApp:
 
 def streams(door: str) -> bool:
     """Whether the door can hold a response open (SSE); a WSGI worker answers every request whole."""
-    return door != DJANGO_WSGI
+    return door not in WSGI_DOORS
 
 
 def on_app_loop(door: str, callback: Callable[[], Any]) -> None:
@@ -119,27 +127,3 @@ def on_app_loop(door: str, callback: Callable[[], Any]) -> None:
 def doors(*names: str) -> pytest.MarkDecorator:
     """Run a test once for each of ``names`` (every door when none is named), as its ``http_door`` argument."""
     return pytest.mark.parametrize("http_door", names or DOORS)
-
-
-def stop_process_loop() -> None:
-    """End the process loop a WSGI request started, with every task on it, so that nothing it keeps (the change
-    hub, the session store's subscription) outlives the test; the next WSGI request starts a new one."""
-    loop = process_loop._loop
-    if loop is None:
-        return
-    asyncio.run_coroutine_threadsafe(_cancel_all(), loop).result(WORKER_TIMEOUT)
-    loop.call_soon_threadsafe(loop.stop)
-    for thread in threading.enumerate():
-        if thread.name == "mcp-tools-loop":
-            thread.join(WORKER_TIMEOUT)
-    process_loop._loop = None
-    loop.run_until_complete(loop.shutdown_default_executor())
-    loop.close()
-
-
-async def _cancel_all() -> None:
-    tasks = asyncio.all_tasks() - {asyncio.current_task()}
-    for task in tasks:
-        task.cancel()
-    if tasks:
-        await asyncio.wait(tasks, timeout=WORKER_TIMEOUT)
