@@ -16,6 +16,8 @@ import pytest
 import mcp_tools
 from tests.live.fresh_project import (
     CHANNELS_SECTION,
+    DEPLOYMENT,
+    WSGI_SECTION,
     FreshProject,
     GunicornServer,
     ProjectServer,
@@ -163,3 +165,27 @@ async def test_the_channels_site_serves_the_websocket(channels_site: FreshProjec
 
     assert client.subprotocol == "mcp"
     assert [tool["name"] for tool in tools] == ["greet"]
+
+
+def test_the_deployment_guides_wsgi_py_answers_mcp_first_under_gunicorn(wsgi_site: FreshProject) -> None:
+    # Last in this module: it rewrites the site's wsgi.py, which the servers above have already loaded.
+    [block] = [
+        block
+        for block in section_blocks(DEPLOYMENT.read_text(), WSGI_SECTION)
+        if block.text.startswith("# mysite/wsgi.py")
+    ]
+    wsgi_site.apply(block)
+    wsgi_site.serve(GunicornServer, ["mysite.wsgi"])
+    server = wsgi_site.servers[-1]
+
+    output = wsgi_site.run_client(server).splitlines()
+    strange_host = httpx.post(
+        server.url("/mcp"),
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"Host": "evil.example", "Authorization": f"Bearer {wsgi_site.token}"},
+        timeout=TIMEOUT,
+    )
+
+    assert output == ["['greet']", "Hello, Ada!"]
+    # The endpoint answered before Django's stack: its own Host check, not Django's 400 page.
+    assert strange_host.status_code == 421

@@ -32,6 +32,8 @@ README = ROOT / "README.md"
 SECTION = "## Add mcp_tools to an existing site"
 CHANNELS_SECTION = "### Live notifications and the WebSocket: Channels"
 CONNECTORS = ROOT / "docs" / "connectors.md"
+DEPLOYMENT = ROOT / "docs" / "deployment.md"
+WSGI_SECTION = "## WSGI: gunicorn and mod_wsgi"
 CONNECTORS_SECTION = "## Setting it up"
 # The public origin the OAuth steps name (in RESOURCE_URL); the test serves the site on loopback instead.
 PUBLIC_ORIGIN = "https://shop.example.com"
@@ -297,7 +299,7 @@ class GunicornServer(ProjectServer):
 
     def command(self) -> list[str]:
         # No control socket: gunicorn's default path is one per user, shared by every gunicorn of the machine.
-        return [sys.executable, "-m", "gunicorn", *self.options, "--bind", f"{HOST}:{self.port}", "--no-control-socket"]
+        return [self.python, "-m", "gunicorn", *self.options, "--bind", f"{HOST}:{self.port}", "--no-control-socket"]
 
 
 @contextmanager
