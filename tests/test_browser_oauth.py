@@ -24,8 +24,8 @@ import pytest
 from mcp import Client, MCPError
 from playwright.sync_api import Page, expect
 
+from mcp_tools.access.credentials import TOKEN_REVOKED
 from mcp_tools.conf import DEFAULTS
-from mcp_tools.server.session import TOKEN_REVOKED
 from mcp_tools.transports.websocket import CLOSE_UNAUTHENTICATED
 from tests.challenges import refused_token
 from tests.cimd import write_documents

@@ -128,7 +128,7 @@ async def test_the_change_counters_poll_outlives_a_lost_connection_and_reads_aga
     await hub.retain(holder)  # starts the poll, after one read of its own: the one that fails
     try:
         await asyncio.wait_for(read_again.wait(), TIMEOUT)
-        polling = hub._poll is not None and not hub._poll.done()
+        polling = hub.poller.running
     finally:
         hub.release(holder)
 

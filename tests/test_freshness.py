@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_tools.server.session import TOKEN_EXPIRED, TOKEN_REVOKED, USER_INACTIVE
+from mcp_tools.access.credentials import TOKEN_EXPIRED, TOKEN_REVOKED, USER_INACTIVE
 from mcp_tools.transports.websocket import CLOSE_UNAUTHENTICATED
 from tests.challenges import refused_token
 from tests.live import services

@@ -13,10 +13,10 @@ import pytest
 from django.contrib.auth.models import AnonymousUser, Group, Permission
 
 from mcp_tools.access import permissions
+from mcp_tools.access.credentials import USER_INACTIVE
 from mcp_tools.access.permissions import BasePermission, HasToolGrant
 from mcp_tools.exceptions import INVALID_PARAMS, UNAUTHENTICATED
 from mcp_tools.models import AccessToken, GroupGrant, ModelQuery, Tool, UserGrant
-from mcp_tools.server.session import USER_INACTIVE
 from mcp_tools.tools.entries import Entry, Grants
 from mcp_tools.tools.registry import registry
 from mcp_tools.tools.spec import ToolSpec

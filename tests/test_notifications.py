@@ -243,7 +243,7 @@ async def test_the_last_session_leaving_stops_the_group_listener_even_if_its_rea
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": f"{__name__}.ReadTimeoutOnCancelLayer"}}
     layer = get_channel_layer()
     client = await ws_session()
-    [listening] = [task for task in asyncio.all_tasks() if task.get_coro().__qualname__ == "Hub._run"]
+    [listening] = [task for task in asyncio.all_tasks() if task.get_coro().__qualname__ == "GroupSubscription._run"]
 
     await client.communicator.disconnect(timeout=TIMEOUT)
 

@@ -22,7 +22,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_tools.server.session import TOKEN_EXPIRED, TOKEN_REVOKED
+from mcp_tools.access.credentials import TOKEN_EXPIRED, TOKEN_REVOKED
 from mcp_tools.transports.websocket import CLOSE_UNAUTHENTICATED
 from tests.challenges import challenge, refused_token
 from tests.cimd import write_documents

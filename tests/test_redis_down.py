@@ -26,7 +26,7 @@ import redis
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_tools.server.session import TOKEN_REVOKED
+from mcp_tools.access.credentials import TOKEN_REVOKED
 from mcp_tools.transports.websocket import CLOSE_UNAUTHENTICATED
 from tests.live import services
 from tests.live.admin_client import AdminClient

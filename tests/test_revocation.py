@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from mcp_tools.access.credentials import TOKEN_EXPIRED, TOKEN_REVOKED, USER_INACTIVE
 from mcp_tools.exceptions import UNAUTHENTICATED
 from mcp_tools.models import AccessToken, ChangeCounter, Tool
 from mcp_tools.notify import counters as polling
 from mcp_tools.notify.hub import hub
-from mcp_tools.server.session import TOKEN_EXPIRED, TOKEN_REVOKED, USER_INACTIVE
 from mcp_tools.transports.websocket import CLOSE_UNAUTHENTICATED
 from tests.challenges import refused_token
 from tests.db import db_call

@@ -3,6 +3,7 @@
 A credential says when it expires and which client holds it; each kind can be re-read by id, so that the
 sessions opened with one end once it stops working (revoked, expired, or handed to another user). Kinds
 other than the site's tokens register themselves (:func:`register_kind`) when their app is ready.
+:func:`credentials_problem` says why a caller may be served no longer, in the words its transport passes on.
 """
 
 from __future__ import annotations
@@ -11,7 +12,13 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple, Protocol
 
+from mcp_tools.access import permissions
 from mcp_tools.access.reach import Reach
+
+#: Why a caller's connection ends, as its transport tells the client.
+TOKEN_REVOKED = "The access token was revoked."
+TOKEN_EXPIRED = "The access token expired."
+USER_INACTIVE = "The user may no longer connect."
 
 #: The kind of the site's own access tokens (``mcp_tools.models.AccessToken``).
 SITE_TOKEN = "token"
@@ -83,6 +90,15 @@ def audit_fields(credential: Any) -> dict[str, Any]:
     if kind_of(credential) == SITE_TOKEN:
         return {"token_id": credential.pk, "client": ""}
     return {"token_id": None, "client": str(getattr(credential, "client_label", ""))[:255]}
+
+
+def credentials_problem(user: Any, token: Any) -> str | None:
+    """Why ``user`` holding ``token`` may not be served at this moment, or None."""
+    if token is not None and token.is_expired:
+        return TOKEN_EXPIRED
+    if not permissions.may_connect(user):
+        return USER_INACTIVE
+    return None
 
 
 def _site_tokens(ids: set[Any]) -> Rows:

@@ -7,8 +7,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_tools.access import permissions
 from mcp_tools.access.concurrency import SessionCalls
+from mcp_tools.access.credentials import credentials_problem
 from mcp_tools.access.reach import reach_of
 from mcp_tools.protocol.jsonrpc import RequestId, notification
 from mcp_tools.protocol.versions import SUBSCRIPTION_ID_META, Revision
@@ -92,20 +92,6 @@ def cancel_running(in_flight: dict[RequestId, InFlight], request_id: RequestId, 
         running.ctx.cancel()
     running.task.cancel(reason or None)
     return True
-
-
-def credentials_problem(user: Any, token: Any) -> str | None:
-    """Why ``user`` holding ``token`` may not be served at this moment, or None."""
-    if token is not None and token.is_expired:
-        return TOKEN_EXPIRED
-    if not permissions.may_connect(user):
-        return USER_INACTIVE
-    return None
-
-
-TOKEN_REVOKED = "The access token was revoked."
-TOKEN_EXPIRED = "The access token expired."
-USER_INACTIVE = "The user may no longer connect."
 
 
 class Session(ListWatcher):

@@ -27,7 +27,7 @@ from django.db import connections, router
 from mcp_tools.access.concurrency import cache_alias
 from mcp_tools.loops import PerLoop
 from mcp_tools.notify.events import channel_layer, group_name
-from mcp_tools.notify.hub import cross_process
+from mcp_tools.notify.group import cross_process
 
 logger = logging.getLogger("mcp_tools")
 CHECK_SECONDS = 2.0

@@ -29,7 +29,9 @@ from mcp_tools.exceptions import (
     UnsupportedProtocolVersion,
 )
 from mcp_tools.loops import first_done
-from mcp_tools.notify.hub import hub, on_event, too_many_connections
+from mcp_tools.notify.group import on_event
+from mcp_tools.notify.hub import hub
+from mcp_tools.notify.listeners import too_many_connections
 from mcp_tools.protocol import jsonrpc, modern
 from mcp_tools.protocol.jsonrpc import Notification, Request, Response
 from mcp_tools.server.dispatch import server

@@ -31,7 +31,8 @@ from mcp_tools.access import concurrency
 from mcp_tools.conf import mcp_settings
 from mcp_tools.connections import retried
 from mcp_tools.notify.events import channel_layer, group_send
-from mcp_tools.notify.hub import cross_process, hub, on_event
+from mcp_tools.notify.group import cross_process, on_event
+from mcp_tools.notify.hub import hub
 from mcp_tools.protocol import versions
 from mcp_tools.protocol.jsonrpc import RequestId
 from mcp_tools.protocol.versions import Revision

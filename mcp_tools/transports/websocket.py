@@ -14,7 +14,8 @@ from mcp_tools.access.authentication import AuthenticationFailed, authenticate_a
 from mcp_tools.conf import mcp_settings
 from mcp_tools.connections import connection_lost, log_lost
 from mcp_tools.exceptions import DatabaseUnavailable, InvalidRequest, ProtocolError
-from mcp_tools.notify.hub import hub, too_many_connections
+from mcp_tools.notify.hub import hub
+from mcp_tools.notify.listeners import too_many_connections
 from mcp_tools.protocol.errors import error_response
 from mcp_tools.protocol.jsonrpc import encode
 from mcp_tools.server.dispatch import server
