@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.db import InterfaceError, OperationalError
 
+from mcp_tools.access import user_calls
 from mcp_tools.exceptions import (
     CallFailed,
     CallTimedOut,
@@ -43,6 +44,7 @@ from mcp_tools.server.calls import (
     run,
 )
 from mcp_tools.server.session import InFlight, Session
+from mcp_tools.tools import threads
 from mcp_tools.tools.catalog import catalog
 from mcp_tools.tools.content import CallResult, MalformedContent, Unsendable
 from mcp_tools.tools.entries import Entry
@@ -50,6 +52,8 @@ from tests.db import lost_connection
 from tests.testapp.mcp_tools import gate
 
 LATEST = v.V2025_11_25
+REQUEST = Request(1, "tools/call", {"name": "add"})
+NO_ENTRY: Any = None  # a session's own count never looks at the tool
 REFUSED = "Refused: closed"
 
 
@@ -114,18 +118,20 @@ async def test_admission_returns_the_entry_and_the_arguments(tools: None, user: 
     assert (entry.name, arguments) == ("add", {"a": 1, "b": 2})
 
 
-def test_a_session_at_its_limit_refuses_the_next_call_and_counts_batch_members(settings: Any) -> None:
+async def test_a_session_at_its_limit_refuses_the_next_call_and_counts_batch_members(settings: Any) -> None:
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "MAX_CONCURRENT_CALLS": 2}
-    call = a_call(AnonymousUser(), "add")
-    session = call.session
-    second, third = Call(session, call.request, LATEST, {}), Call(session, call.request, LATEST, {})
+    session = a_call(AnonymousUser(), "add").session
+    first, second, third = (admission.Places(Call(session, REQUEST, LATEST, {}), NO_ENTRY, 5) for _ in range(3))
 
-    with admission.in_session(call):
-        counted_inside = session.batched_calls
-        with admission.in_session(second), pytest.raises(TooManyCalls) as refused, admission.in_session(third):
-            pass
+    first.in_session()
+    second.in_session()
+    with pytest.raises(TooManyCalls) as refused:
+        third.in_session()
+    counted = session.batched_calls
+    await first.leave()
+    await second.leave()
 
-    assert (counted_inside, session.batched_calls) == (1, 0)
+    assert (counted, session.batched_calls) == (2, 0)
     assert refused.value.message == "Too many calls in progress (at most 2)."
 
 
@@ -133,8 +139,32 @@ async def test_a_spawned_call_is_counted_by_its_in_flight_entry_not_as_a_batch_m
     call = a_call(AnonymousUser(), "add", request_id=7)
     call.session.in_flight[7] = InFlight(asyncio.current_task())  # type: ignore[arg-type]
 
-    with admission.in_session(call):
-        assert call.session.batched_calls == 0
+    admission.Places(call, NO_ENTRY, 5).in_session()
+
+    assert call.session.batched_calls == 0
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_users_place_is_held_while_the_call_runs_and_given_back_after(tools: None, user: Any) -> None:
+    key = user_calls.user_key(user)
+
+    async with admission.Places(a_call(user, "add"), await entry_named("add"), 5):
+        inside = (threads.current_lease.get() is not None, user_calls.running(key))
+
+    assert inside == (True, 1)
+    assert (threads.current_lease.get(), user_calls.running(key)) == (None, 0)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_refused_place_gives_back_the_places_taken_before_it(tools: None, user: Any, settings: Any) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "MAX_CONCURRENT_CALLS": 0}
+    key = user_calls.user_key(user)
+
+    with pytest.raises(TooManyCalls):
+        async with admission.Places(a_call(user, "add"), await entry_named("add"), 5):
+            pass
+
+    assert (threads.current_lease.get(), user_calls.running(key)) == (None, 0)
 
 
 # Run -------------------------------------------------------------------------------------------------

@@ -5,14 +5,13 @@ so that a tool the caller may not use answers exactly as an unknown one whatever
 tells a caller about a row, value or field it may not see; such refusals count against ``DENIED_RATE``.
 Then, in order: the client capabilities the tool needs, the arguments' form, the credential's and the tool's
 rates, the arguments against the input schema, and last the places the call takes among the calls running
-(the session's in every process, the user's, the session's here), held until it ends.
+(the session's in every process, the user's, the session's here), held until it ends (:class:`Places`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+import contextvars
 from typing import TYPE_CHECKING, Any
 
 from mcp_tools.access import permissions, ratelimit, user_calls
@@ -32,7 +31,6 @@ from mcp_tools.tools.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from mcp_tools.server.calls.call import Call
-    from mcp_tools.server.session import Session
 
 
 async def admit(call: Call, snapshot: Snapshot) -> tuple[Entry, dict[str, Any]]:
@@ -94,68 +92,79 @@ def validate_arguments(entry: Entry, arguments: dict[str, Any]) -> None:
 # Places among the calls running ---------------------------------------------------------------------
 
 
-@asynccontextmanager
-async def places(call: Call, entry: Entry, seconds: float) -> AsyncIterator[None]:
-    """Hold the call's places among the calls running for as long as it runs (at most ``seconds``)."""
-    async with across_processes(call.session, seconds), users(call.session.user, entry, seconds):
-        with in_session(call):
-            yield
+class Places:
+    """The call's places among the calls running, held from ``async with`` until it ends (at most ``seconds``).
 
-
-@asynccontextmanager
-async def across_processes(session: Session, seconds: float) -> AsyncIterator[None]:
-    """A place among the session's calls in every worker process (while the shared cache answers)."""
-    shared = session.shared_calls
-    if shared is None:
-        yield
-        return
-    taken = await shared.take(int(mcp_settings.MAX_CONCURRENT_CALLS), seconds)
-    if taken is False:
-        raise TooManyCalls(too_many_calls())
-    try:
-        yield
-    finally:
-        if taken:
-            await asyncio.shield(shared.give_back())
-
-
-@asynccontextmanager
-async def users(user: Any, entry: Entry, seconds: float) -> AsyncIterator[None]:
-    """A place among the user's calls in progress, held until the call's last thread returns."""
-    lease = await user_calls.take(user, entry.id, entry.max_concurrent_calls, seconds)
-    if lease is None:
-        raise RateLimited(user_calls.too_many(user_calls.limit_for(entry.max_concurrent_calls)))
-    token = threads.current_lease.set(lease)
-    try:
-        yield
-    finally:
-        threads.current_lease.reset(token)
-        # Only a place counted in the shared cache has anything to give back there (a task otherwise).
-        if lease.end() and lease.counter is not None:
-            await asyncio.shield(lease.give_back())
-
-
-@contextmanager
-def in_session(call: Call) -> Iterator[None]:
-    """A place among the session's calls in this process.
-
-    Checked and counted with nothing awaited until ``run`` hands the call's own in-flight entry its context
-    (which is what counts it from then on), so calls of one session that arrive together are counted one
-    after another.
+    In order: the legacy session's calls in every worker process (while the shared cache answers), the
+    user's calls in progress (held until the call's last thread returns), the session's calls here. One
+    plain object rather than nested generators: every call pays for it.
     """
-    session = call.session
-    running = session.batched_calls + sum(1 for f in session.in_flight.values() if f.ctx is not None)
-    if running >= int(mcp_settings.MAX_CONCURRENT_CALLS):
-        raise TooManyCalls(too_many_calls())
-    if call.own_entry() is not None:
-        yield
-        return
-    # Members of a batch run outside in_flight; counting them here keeps batches within the limit.
-    session.batched_calls += 1
-    try:
-        yield
-    finally:
-        session.batched_calls -= 1
+
+    __slots__ = ("call", "counted", "entry", "lease", "lease_token", "seconds", "shared_taken")
+
+    def __init__(self, call: Call, entry: Entry, seconds: float) -> None:
+        self.call, self.entry, self.seconds = call, entry, seconds
+        self.shared_taken: bool | None = None
+        self.lease: user_calls.Lease | None = None
+        self.lease_token: contextvars.Token[user_calls.Lease | None] | None = None
+        self.counted = False
+
+    async def __aenter__(self) -> None:
+        try:
+            await self.across_processes()
+            await self.users()
+            self.in_session()
+        except BaseException:
+            await self.leave()
+            raise
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.leave()
+
+    async def across_processes(self) -> None:
+        shared = self.call.session.shared_calls
+        if shared is not None:
+            self.shared_taken = await shared.take(int(mcp_settings.MAX_CONCURRENT_CALLS), self.seconds)
+            if self.shared_taken is False:
+                raise TooManyCalls(too_many_calls())
+
+    async def users(self) -> None:
+        entry = self.entry
+        self.lease = await user_calls.take(self.call.session.user, entry.id, entry.max_concurrent_calls, self.seconds)
+        if self.lease is None:
+            raise RateLimited(user_calls.too_many(user_calls.limit_for(entry.max_concurrent_calls)))
+        self.lease_token = threads.current_lease.set(self.lease)
+
+    def in_session(self) -> None:
+        # Checked and counted with nothing awaited until ``run`` hands the call's own in-flight entry its
+        # context (which counts it from then on), so calls of one session that arrive together are counted
+        # one after another.
+        session = self.call.session
+        running = session.batched_calls + sum(1 for f in session.in_flight.values() if f.ctx is not None)
+        if running >= int(mcp_settings.MAX_CONCURRENT_CALLS):
+            raise TooManyCalls(too_many_calls())
+        # Members of a batch run outside in_flight; counting them here keeps batches within the limit.
+        if self.call.own_entry() is None:
+            session.batched_calls += 1
+            self.counted = True
+
+    async def leave(self) -> None:
+        """Give back what was taken, the last first."""
+        if self.counted:
+            self.call.session.batched_calls -= 1
+            self.counted = False
+        try:
+            if self.lease_token is not None:
+                threads.current_lease.reset(self.lease_token)
+                self.lease_token = None
+            lease, self.lease = self.lease, None
+            # Only a place counted in the shared cache has anything to give back there (a task otherwise).
+            if lease is not None and lease.end() and lease.counter is not None:
+                await asyncio.shield(lease.give_back())
+        finally:
+            shared, taken, self.shared_taken = self.call.session.shared_calls, self.shared_taken, None
+            if taken and shared is not None:
+                await asyncio.shield(shared.give_back())
 
 
 def too_many_calls() -> str:

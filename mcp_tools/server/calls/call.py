@@ -86,7 +86,7 @@ class Call:
         snapshot = await catalog.get()
         entry, arguments = await admission.admit(self, snapshot)
         seconds = run.time_limit(entry)
-        async with admission.places(self, entry, seconds):
+        async with admission.Places(self, entry, seconds):
             return output.check_output(entry, await run.run_tool(self, entry, arguments, seconds))
 
     def failed(self, exc: Exception) -> errors.Failure:
