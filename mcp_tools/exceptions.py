@@ -94,3 +94,55 @@ class ToolError(MCPError):
 
 class InvalidArguments(MCPError):
     """Tool arguments failed validation; shaped per revision (JSON-RPC error or ``isError``)."""
+
+
+class CallFailed(MCPError):
+    """A call that ends in band with the server's own words: a limit, a time-out, a failure the tool did not mean.
+
+    ``detail`` is for the log alone (what the tool did wrong); :mod:`mcp_tools.protocol.errors` says how each
+    kind is answered and what the audit trail records.
+    """
+
+    default_message = "The tool failed with an internal error."
+
+    def __init__(self, message: str | None = None, detail: str = "") -> None:
+        self.message = message or self.default_message
+        self.detail = detail
+        super().__init__(self.message)
+
+
+class TooManyCalls(CallFailed):
+    """The session already runs as many calls as it may."""
+
+
+class RateLimited(CallFailed):
+    """A rate or a count of the caller's calls refused the call; ``first`` when it is its window's first refusal."""
+
+    def __init__(self, message: str, first: bool = True) -> None:
+        super().__init__(message)
+        self.first = first
+
+
+class CallTimedOut(CallFailed):
+    """The tool did not finish within its time limit."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"The tool did not finish within {seconds:g} s.")
+
+
+class ToolCrashed(CallFailed):
+    """The tool raised an exception it did not mean for the caller; that exception is the ``__cause__``."""
+
+
+class OutputMismatch(CallFailed):
+    """The tool returned output that its output schema refuses."""
+
+
+class ResultRefused(CallFailed):
+    """The shaped result cannot be sent (not JSON, too large, too deep): answered at once with ``message``."""
+
+
+class CancelledByAdmin(CallFailed):
+    """An administrator cancelled the call: unlike a client's cancellation, it is answered."""
+
+    default_message = "The call was cancelled by an administrator."

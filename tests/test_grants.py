@@ -195,7 +195,7 @@ async def test_an_ungranted_tool_answers_a_modern_http_call_exactly_like_an_unkn
 
 async def test_an_ungranted_tool_never_runs(session, granted, monkeypatch):
     ran: list[str] = []
-    monkeypatch.setattr("mcp_tools.server.calls.execute", lambda *args, **kwargs: ran.append("ran"))
+    monkeypatch.setattr("mcp_tools.server.calls.run.execute", lambda *args, **kwargs: ran.append("ran"))
     client = await session("bob")
 
     reply = await client.request("tools/call", {"name": DENIED, "arguments": {"a": 1, "b": 2}})

@@ -1,4 +1,4 @@
-"""The MCP method table and the single place where exceptions become wire objects."""
+"""The MCP method table: each message to its handler, each failure to ``protocol.errors`` for its answer."""
 
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ from typing import Any
 from mcp_tools import __version__
 from mcp_tools.access import permissions
 from mcp_tools.conf import mcp_settings
-from mcp_tools.connections import connection_lost, log_lost
 from mcp_tools.exceptions import (
-    DatabaseUnavailable,
     InvalidParams,
     InvalidRequest,
     MethodNotFound,
@@ -23,7 +21,7 @@ from mcp_tools.exceptions import (
 )
 from mcp_tools.protocol import jsonrpc, modern
 from mcp_tools.protocol import versions as v
-from mcp_tools.protocol.errors import error_response
+from mcp_tools.protocol.errors import error_response, request_failure
 from mcp_tools.protocol.jsonrpc import Invalid, Message, Notification, RawJSON, Request
 from mcp_tools.protocol.versions import Revision
 from mcp_tools.server.calls import Call
@@ -228,14 +226,8 @@ class Server:
         try:
             terms = self.terms(session, message)
             result = await self.methods[message.method](session, message, terms)
-        except ProtocolError as exc:
-            return error_response(message.id, exc)
         except Exception as exc:
-            if connection_lost(exc):
-                log_lost(exc, f"answering {message.method}")
-                return error_response(message.id, DatabaseUnavailable())
-            logger.exception("Unexpected error answering %s", message.method)
-            return error_response(message.id, ProtocolError())
+            return request_failure(message.id, exc, message.method)
         if terms.revision.is_modern:
             result = dict(result)  # an Encoded result's text would no longer say what it holds
             result.setdefault("resultType", "complete")

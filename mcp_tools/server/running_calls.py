@@ -26,6 +26,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from mcp_tools.conf import mcp_settings
+from mcp_tools.exceptions import CancelledByAdmin
 from mcp_tools.loops import PerLoop
 from mcp_tools.models import RunningCall
 
@@ -33,7 +34,7 @@ logger = logging.getLogger("mcp_tools")
 
 TICK_SECONDS = 1.0
 RENEW_SECONDS = 5.0
-ADMIN_CANCELLED = "The call was cancelled by an administrator."
+ADMIN_CANCELLED = CancelledByAdmin.default_message
 
 
 class Stoppable(Protocol):
