@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import IO, Any
 
+from django.core.exceptions import BadRequest
 from django.core.handlers.asgi import ASGIRequest
 
 from mcp_tools.conf import mcp_settings
@@ -38,7 +39,7 @@ def connection_request(scope: Mapping[str, Any], body: IO[bytes] | None = None) 
     """
     try:
         return ASGIRequest({**SCOPE_DEFAULTS, **scope}, body if body is not None else io.BytesIO())
-    except ValueError:
+    except (ValueError, BadRequest):  # Django 6.1 raises BadRequest where 5.2 raised ValueError
         raise InvalidRequest("Malformed request headers") from None
 
 
