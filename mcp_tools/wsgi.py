@@ -28,7 +28,7 @@ def endpoints_first(application: WSGIApplication, prefix: str = "/mcp") -> WSGIA
     # is what sets it up), and the endpoints need settings and apps.
     from mcp_tools.conf import mcp_settings
     from mcp_tools.transports import endpoints
-    from mcp_tools.transports.django_views import answer_whole, environ_scope
+    from mcp_tools.transports.django_views import LENGTH_REQUIRED, answer_whole, environ_scope, unread_chunked
 
     routes = {prefix: endpoints.streamable_http, f"{prefix}/health": endpoints.health}
 
@@ -37,8 +37,11 @@ def endpoints_first(application: WSGIApplication, prefix: str = "/mcp") -> WSGIA
         app = routes.get(path)
         if app is None:
             return application(environ, start_response)
-        body = _body(environ, int(mcp_settings.MAX_MESSAGE_BYTES) + 1)
-        start, content = answer_whole(app, environ_scope(environ, path, streams=False), body)
+        if unread_chunked(environ):
+            start, content = LENGTH_REQUIRED
+        else:
+            body = _body(environ, int(mcp_settings.MAX_MESSAGE_BYTES) + 1)
+            start, content = answer_whole(app, environ_scope(environ, path, streams=False), body)
         status = int(start["status"])
         headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in start.get("headers", ())]
         start_response(f"{status} {_reason(status)}", headers)

@@ -378,3 +378,39 @@ async def test_a_wsgi_worker_gives_up_past_the_longest_call_allowed(token, tools
 
 async def never_answer(app: Any, scope: dict[str, Any], body: bytes) -> Any:
     await asyncio.Event().wait()
+
+
+# What the site around the views may add ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def login_required(settings: Any) -> None:
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, "django.contrib.auth.middleware.LoginRequiredMiddleware"]
+
+
+@doors(*DJANGO_DOORS)
+async def test_a_site_that_requires_sign_in_everywhere_still_answers_tokens_and_challenges(
+    token, tools, login_required, http_door
+):
+    # Django's LoginRequiredMiddleware would send the endpoint's callers to a sign-in page.
+    app = build(http_door)
+    signed = HttpClient(token, door=http_door, app=app)
+    stranger = HttpClient(door=http_door, app=app)
+
+    initialized = await signed.initialize(LATEST)
+    refused = await stranger.send(add(1))
+    health = await stranger.send(method="GET", path="/mcp/health")
+
+    assert initialized.status == 200
+    assert (refused.status, refused.headers["www-authenticate"].startswith("Bearer")) == (401, True)
+    assert health.status == 200
+
+
+@doors(*WSGI_DOORS)
+async def test_a_chunked_body_without_a_length_is_411_under_wsgi_not_an_empty_message(token, tools, http_door):
+    client = HttpClient(token, door=http_door)
+
+    reply = await client.send(add(1), headers={"transfer-encoding": "chunked", "content-length": None})
+
+    assert (reply.status, reply.headers["content-type"]) == (411, "application/json")
+    assert reply.json() == error(None, INVALID_REQUEST, "Send the body with a Content-Length header")

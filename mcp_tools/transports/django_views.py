@@ -22,12 +22,16 @@ import contextvars
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, TypeVar
 
+from django.contrib.auth.decorators import login_not_required
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.urls import ResolverMatch, URLPattern, path
 from django.views.decorators.csrf import csrf_exempt
 
 from mcp_tools.conf import mcp_settings
+from mcp_tools.exceptions import InvalidRequest
+from mcp_tools.protocol import jsonrpc
+from mcp_tools.protocol.errors import error_response
 from mcp_tools.tools.catalog import catalog
 from mcp_tools.transports.http_request import STREAMS
 from mcp_tools.transports.process_loop import submit
@@ -88,6 +92,19 @@ def _port(value: Any) -> int:
         return int(value)
     except (TypeError, ValueError):
         return 0
+
+
+def unread_chunked(environ: Mapping[str, Any]) -> bool:
+    """Whether a WSGI request's body was sent in chunks without a length: Django (and PEP 3333) read no body
+    then, so the request is refused with 411 rather than answered as if it were empty."""
+    chunked = "chunked" in str(environ.get("HTTP_TRANSFER_ENCODING", "")).lower()
+    return chunked and not environ.get("CONTENT_LENGTH")
+
+
+LENGTH_REQUIRED: tuple[dict[str, Any], bytes] = (
+    {"type": "http.response.start", "status": 411, "headers": [(b"content-type", b"application/json")]},
+    jsonrpc.encode(error_response(None, InvalidRequest("Send the body with a Content-Length header"))).encode(),
+)
 
 
 def read_body(request: HttpRequest) -> bytes:
@@ -182,6 +199,8 @@ def wsgi_view(app: App) -> Callable[[HttpRequest], HttpResponse]:
     """The view for Django's WSGI handler: the application runs on the process loop, answering whole."""
 
     def view(request: HttpRequest) -> HttpResponse:
+        if unread_chunked(request.META):
+            return django_response(*LENGTH_REQUIRED)
         start, body = answer_whole(app, asgi_scope(request, streams=False), read_body(request))
         return django_response(start, body)
 
@@ -265,8 +284,9 @@ def _retrieve(task: asyncio.Task[Any]) -> None:
 
 def _endpoint(view: Callable[..., Any]) -> Callable[..., Any]:
     """The MCP endpoints keep their own gates: a bearer token, not a form, so no CSRF token (Origin is
-    checked by the endpoint); no request-wide transaction, since the work runs in other threads."""
-    return csrf_exempt(transaction.non_atomic_requests(view))
+    checked by the endpoint) and no redirect to a sign-in page (``LoginRequiredMiddleware``: the endpoint
+    answers 401 with its challenge); no request-wide transaction, since the work runs in other threads."""
+    return login_not_required(csrf_exempt(transaction.non_atomic_requests(view)))
 
 
 class DoorPattern(URLPattern):
