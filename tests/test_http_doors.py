@@ -36,8 +36,7 @@ from tests.http_doors import (
 )
 from tests.live.asgi_http import TIMEOUT, HttpClient, modern_headers, modern_request, notification, request
 from tests.messages import error
-from tests.test_http import login_cookie
-from tests.test_http_modern import edit_tool
+from tests.websocket import login_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -46,6 +45,13 @@ JSON = {"content-type": "application/json"}
 ADDED = {"content": [{"type": "text", "text": "3"}], "structuredContent": {"result": 3}, "isError": False}
 LIST_CHANGED = "notifications/tools/list_changed"
 STAMP = "x-site-stamp"
+
+
+def retitle_greet() -> None:
+    """An owner's edit that changes what ``tools/list`` shows."""
+    tool = Tool.objects.get(name="greet")
+    tool.title = "Say hello"
+    tool.save()
 
 
 def add(request_id: Any) -> dict[str, Any]:
@@ -143,7 +149,7 @@ async def test_a_listen_stream_on_django_asgi_hears_list_changed_and_ends_when_t
     acknowledged = await stream.message()
     listening = len(hub().listeners)
 
-    await db_call(edit_tool)
+    await db_call(retitle_greet)
     heard = await stream.message()
     await stream.disconnect()
     await asyncio.wait_for(emptied.wait(), TIMEOUT)
@@ -222,7 +228,8 @@ async def test_a_host_outside_allowed_hosts_is_refused_before_anything_is_run(to
 
 @doors()
 async def test_a_cross_site_origin_is_403_and_the_site_origin_needs_no_csrf_token(token, tools, user, http_door):
-    cookie = {"cookie": await db_call(login_cookie, user)}
+    _name, value = await db_call(login_cookie, user)
+    cookie = {"cookie": value.decode()}
     client = HttpClient(door=http_door)
 
     refused = await client.send(add(1), headers={**cookie, "origin": "http://evil.example"})

@@ -26,6 +26,8 @@ from tests.live.mcp_http import MCPHttp
 from tests.live.websocket_client import MCPWebSocket, mcp_websocket
 
 pytest_plugins = ["tests.live.fixtures"]
+# The WebSocket runs against live servers; the HTTP doors run in this process.
+pytestmark = pytest.mark.live
 
 LATEST = "2025-11-25"
 LIST_CHANGED = "notifications/tools/list_changed"
@@ -185,9 +187,7 @@ ADMIN = {"username": "matrix-admin", "password": "matrix-admin-password"}
 IN_PROCESS = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture(
-    params=[pytest.param(WEBSOCKET, marks=pytest.mark.live), *(pytest.param(door, marks=IN_PROCESS) for door in DOORS)]
-)
+@pytest.fixture(params=[WEBSOCKET, *(pytest.param(door, marks=IN_PROCESS) for door in DOORS)])
 def transport(request: pytest.FixtureRequest) -> str:
     """A real WebSocket to a live server, or Streamable HTTP in process through one HTTP door."""
     return str(request.param)
