@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from contextlib import closing
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,7 @@ def choose_user(page: Page, username: str) -> None:
 
 def orders_by_status(demo_env: dict[str, str], username: str) -> dict[str, tuple[int, Decimal]]:
     """The count and the sum of the totals of the orders ``username`` manages, by status, read from the database."""
-    with sqlite3.connect(f"file:{demo_env['MCP_DEMO_DATABASE']}?mode=ro", uri=True) as database:
+    with closing(sqlite3.connect(f"file:{demo_env['MCP_DEMO_DATABASE']}?mode=ro", uri=True)) as database:
         rows = database.execute(ORDERS_BY_STATUS, [username]).fetchall()
     return {status: (count, cents(total)) for status, count, total in rows}
 

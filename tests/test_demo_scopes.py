@@ -5,6 +5,7 @@ seeded demo database."""
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.live
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     env, database = seeded_demo(tmp_path_factory)
-    with sqlite3.connect(database) as connection:
+    with closing(sqlite3.connect(database)) as connection:
         orders: dict[str, list[int]] = {}
         for order_id, manager in connection.execute(ORDERS_BY_MANAGER):
             orders.setdefault(manager, []).append(order_id)
