@@ -89,10 +89,12 @@ def submit(coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
     if _running_loop() is loop:
         coroutine.close()
         raise RuntimeError("submit() waits for the process loop: call it from another thread")
-    return asyncio.run_coroutine_threadsafe(_run_in(work_context.copy(), coroutine), loop)
+    # Scheduled from within a copy of the work context, the coroutine's one task runs in a copy of that copy.
+    return work_context.copy().run(asyncio.run_coroutine_threadsafe, coroutine, loop)
 
 
 async def _run_in(context: contextvars.Context, coroutine: Coroutine[Any, Any, T]) -> T:
+    """``coroutine`` in ``context`` itself, not a copy (what a context manager entered there must leave there)."""
     return await asyncio.get_running_loop().create_task(coroutine, context=context)
 
 
