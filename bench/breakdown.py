@@ -91,7 +91,7 @@ class Client:
 
 async def call_figures(client: Client, tool: str, arguments: dict[str, Any], count: int, rounds: int) -> Figures:
     from mcp_tools.tools.catalog import catalog
-    from mcp_tools.tools.executors.callables import to_result
+    from mcp_tools.tools.kinds.results import to_result
     from mcp_tools.tools.registry import registry
 
     async def call() -> None:
@@ -127,7 +127,7 @@ async def call_figures(client: Client, tool: str, arguments: dict[str, Any], cou
         )
         value = await asyncio.to_thread(registered.func, **arguments)
     has_output_schema = entry.spec.output_schema is not None
-    result = to_result(value, registered, has_output_schema)
+    result = to_result(value, wraps_result=registered.wraps_result, has_output_schema=has_output_schema)
     figures["input validation (jsonschema)"] = per_op_us(
         lambda: list(entry.input_validator.iter_errors(arguments)), count, rounds
     )
@@ -137,7 +137,9 @@ async def call_figures(client: Client, tool: str, arguments: dict[str, Any], cou
             lambda: list(entry.output_validator.iter_errors(structured)), count, rounds
         )
     figures["return value to result (to_result)"] = per_op_us(
-        lambda: to_result(value, registered, has_output_schema), count, rounds
+        lambda: to_result(value, wraps_result=registered.wraps_result, has_output_schema=has_output_schema),
+        count,
+        rounds,
     )
     return figures
 

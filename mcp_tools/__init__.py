@@ -26,6 +26,9 @@ _PUBLIC = {
     "HasModelPermissions": "mcp_tools.access.permissions",
     "IsStaffUser": "mcp_tools.access.permissions",
     "mcp_settings": "mcp_tools.conf",
+    "ToolKind": "mcp_tools.tools.kinds.base",
+    "Plan": "mcp_tools.tools.kinds.base",
+    "register_kind": "mcp_tools.tools.kinds.registry",
 }
 __all__ = [
     "AllowAny",
@@ -35,11 +38,14 @@ __all__ = [
     "HasToolGrant",
     "IsAuthenticated",
     "IsStaffUser",
+    "Plan",
     "ToolError",
+    "ToolKind",
     "ToolResult",
     "__version__",
     "mcp_settings",
     "query_scope",
+    "register_kind",
     "scoped",
     "tool",
 ]
@@ -58,6 +64,8 @@ if TYPE_CHECKING:
     from mcp_tools.exceptions import ToolError
     from mcp_tools.tools.content import ToolResult
     from mcp_tools.tools.context import Context
+    from mcp_tools.tools.kinds.base import Plan, ToolKind
+    from mcp_tools.tools.kinds.registry import register_kind
     from mcp_tools.tools.registry import tool
 
 

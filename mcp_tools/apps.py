@@ -17,6 +17,8 @@ class MCPToolsConfig(AppConfig):
         from mcp_tools.history import recorder  # noqa: F401
         from mcp_tools.notify import signals  # noqa: F401
         from mcp_tools.tools import configuration  # noqa: F401
+        from mcp_tools.tools.kinds.builtin import register_builtin
         from mcp_tools.tools.registry import registry
 
+        register_builtin()  # before autodiscovery: a site's own kinds come after the built-in ones
         registry.autodiscover()

@@ -54,6 +54,8 @@ DEFAULTS: dict[str, Any] = {
     "EXPOSED_MODELS": [],
     "SECRET_FIELDS": [],  # extra names; the built-in patterns of mcp_tools.access.sensitive always apply
     "ROW_CAP": 1000,
+    # Admin-action tools: the admin site whose ModelAdmin actions they run
+    "ADMIN_SITE": "django.contrib.admin.site",
     "MAX_IN_ITEMS": 100,
     "QUERY_TIMEOUT_MS": 5000,
     # Search results: the site's public address, that makes get_absolute_url() and admin links absolute

@@ -329,7 +329,8 @@ def test_a_callable_tool_cannot_have_a_query(admin_client):
     )
 
     assert query_formset(response).non_form_errors() == [
-        'A registered-callable tool runs no model query: choose the kind "Model query", or delete the query.'
+        'A tool of the kind "Registered Python callable" runs no model query: choose the kind "Model query",'
+        " or delete the query."
     ]
 
 

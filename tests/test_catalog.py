@@ -178,7 +178,7 @@ def test_the_snapshot_holds_enabled_tools_in_name_order(tools: None) -> None:
     expected = sorted(Tool.objects.filter(enabled=True).values_list("name", flat=True))
     assert [e.name for e in snapshot.entries] == expected
     assert set(snapshot.by_name) == set(expected)
-    assert snapshot.by_name["add"].callable_name == "add"
+    assert snapshot.by_name["add"].plan.runs.key == "add"
 
 
 @pytest.mark.django_db(transaction=True)

@@ -253,7 +253,7 @@ async def test_everyone_reaches_anonymous_callers_when_anonymous_access_is_allow
 @pytest.mark.parametrize(("allowed", "expected"), [(True, True), (False, False)])
 def test_everyone_covers_anonymous_callers_only_where_anonymous_access_is_allowed(settings, allowed, expected):
     mcp_setting(settings, ALLOW_ANONYMOUS=allowed)
-    entry = Entry(id=1, kind=Tool.Kind.CALLABLE, callable_name="add", spec=ToolSpec(name="t"), grants=Grants(True))
+    entry = Entry(id=1, kind=Tool.Kind.CALLABLE, spec=ToolSpec(name="t"), grants=Grants(True))
 
     assert HasToolGrant().has_permission(AnonymousUser(), entry) is expected
 

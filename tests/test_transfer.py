@@ -331,7 +331,7 @@ BAD_FILES = [
     (file_text(tool_entry("a", enabled="yes")), "json", "tools[0]: enabled must be true or false, not a string."),
     (file_text(tool_entry("a", colour="red")), "json", "tools[0]: unknown key 'colour'."),
     (file_text({"kind": "callable"}), "json", "tools[0]: a name is required."),
-    (file_text(tool_entry("a", query={"model": "testapp.Item"})), "json", 'only a model_query tool has a "query"'),
+    (file_text(tool_entry("a", query={"model": "testapp.Item"})), "json", 'a callable tool has no "query"'),
     (file_text({"name": "q", "kind": "model_query"}), "json", 'a model_query tool needs a "query"'),
     ("a: &x [1]\nb: *x\n", "yaml", "aliases (*name) are not accepted"),
     ("[" * 100_000 + "]" * 100_000, "json", "Not valid JSON: "),

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from mcp_tools.admin.forms import ModelFieldsForm, multiple, path_choices, textual
 from mcp_tools.models import SearchSource, Tool
 from mcp_tools.tools.executors.queries import fields as paths
+from mcp_tools.tools.kinds.registry import uses
 
 
 class SearchSourceForm(ModelFieldsForm):
@@ -55,7 +56,7 @@ class SearchSourceFormSet(forms.BaseInlineFormSet):
         configured = [
             f for f in self.forms if f.cleaned_data.get("model") and not f.cleaned_data.get(DELETION_FIELD_NAME)
         ]
-        searches = self.instance.kind in (Tool.Kind.SEARCH, Tool.Kind.FETCH)
+        searches = uses(self.instance.kind, "sources")
         if searches and not configured:
             raise ValidationError(_("Add at least one search source: the model whose rows this tool finds."))
         if not searches and configured:
@@ -79,4 +80,4 @@ class SearchSourceInline(admin.StackedInline):
         # A form to start with on a new tool and on a search tool without sources; none on other tools.
         if obj is None:
             return 1
-        return 1 if obj.searches_models and not obj.sources.exists() else 0
+        return 1 if uses(obj.kind, "sources") and not obj.sources.exists() else 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -31,6 +32,7 @@ from mcp_tools.server.listing import definition_json
 from mcp_tools.tools import hints
 from mcp_tools.tools.entries import entry_from_row
 from mcp_tools.tools.executors.api.actions import available
+from mcp_tools.tools.kinds.registry import kinds, uses
 from mcp_tools.tools.registry import registry
 
 Operation = ModelQuery.Operation
@@ -54,6 +56,7 @@ class PrettyJSONField(forms.JSONField):
 
 
 class ToolForm(forms.ModelForm):
+    kind = forms.ChoiceField(label=_("Kind"), help_text=_("What runs the tool."))
     callable_name = forms.ChoiceField(label=_("Registered callable"), required=False)
     api_action = forms.ChoiceField(
         label=_("API action"),
@@ -104,6 +107,7 @@ class ToolForm(forms.ModelForm):
         assert isinstance(field, forms.ChoiceField)
         field.choices = choices
         self._offer_api_actions()
+        self._offer_kinds()
         if "input_schema" in self.fields:
             self.fields["input_schema"].required = False
             self.fields["input_schema"].help_text = _(
@@ -116,7 +120,7 @@ class ToolForm(forms.ModelForm):
     def _leave_callable_schemas_empty(self) -> None:
         """Show a schema box empty while the tool uses its callable's schema, as its help says; saved empty, the
         callable's schema is put back (see tools.configuration), so the tool stays as it was."""
-        registered = registry.get(self.instance.callable_name) if self.instance.kind == Tool.Kind.CALLABLE else None
+        registered = registry.get(self.instance.callable_name) if uses(self.instance.kind, "callable_name") else None
         if registered is None or self.instance.pk is None:
             return
         derived = {"input_schema": registered.input_schema, "output_schema": registered.output_schema}
@@ -135,6 +139,31 @@ class ToolForm(forms.ModelForm):
         if current and current not in dict(routed):
             routed.append((current, _("%(key)s (no longer routed)") % {"key": current}))
         field.choices = [("", "---------"), *routed]
+
+    def _offer_kinds(self) -> None:
+        """The registered kinds; the fields of the tool's kind's configuration form show its config."""
+        field = self.fields["kind"]
+        assert isinstance(field, forms.ChoiceField)
+        choices = kinds.choices()
+        current = self.initial.get("kind")
+        if current and kinds.find(current) is None:
+            choices.append((current, _("%(kind)s (not registered)") % {"kind": current}))
+        field.choices = choices
+        field.widget.attrs["data-kind-fields"] = json.dumps(kind_field_map())
+        for kind in kinds:
+            if kind.config_form is None:
+                continue
+            # Built as the kind's own form builds them (choices made in its __init__), required in clean() only.
+            own = self.instance.kind == kind.name
+            initial = config_initial(kind.config_form, self.instance.config) if own else {}
+            config_form = kind.config_form(prefix=kind.name, initial=initial)
+            for name, config_field in config_form.fields.items():
+                key = config_form.add_prefix(name)
+                if key in self.fields:
+                    config_field.required = False
+                    self.fields[key] = config_field
+                    if own:
+                        self.initial[key] = config_form.get_initial_for_field(config_field, name)
 
     def _show_derived(self) -> None:
         """Label each hint's "unknown" choice with the value it derives to, and the title with its fallback."""
@@ -158,10 +187,24 @@ class ToolForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any] | None:
         cleaned = super().clean()
-        if "input_schema" not in self.fields and self.cleaned_data.get("kind") == Tool.Kind.CALLABLE:
-            # The schemas were generated for a model query; the callable brings its own (see Tool.clean).
+        kind = kinds.find(self.cleaned_data.get("kind") or "")
+        if kind is None:
+            return cleaned
+        if "input_schema" not in self.fields and not kind.generates_schemas:
+            # The schemas were generated for another kind; this one brings its own (see Tool.clean).
             self.instance.input_schema, self.instance.output_schema = default_input_schema(), None
+        if kind.config_form is not None:
+            self._clean_config(kind.config_form, kind.name)
         return cleaned
+
+    def _clean_config(self, form_class: type[forms.Form], prefix: str) -> None:
+        config_form = form_class(data=self.data, prefix=prefix)
+        if not config_form.is_valid():
+            for name, errors in config_form.errors.items():
+                self.add_error(config_form.add_prefix(name) if name in config_form.fields else None, errors)
+            return
+        config = getattr(config_form, "config", None)
+        self.instance.config = config() if callable(config) else dict(config_form.cleaned_data)
 
 
 class ModelQueryInline(admin.StackedInline):
@@ -236,6 +279,8 @@ class ToolAdmin(ToolHistoryAdmin):
     readonly_fields = ("created_at", "updated_at", "definition_preview")
     actions = ("enable_tools", "disable_tools", transfer.export_tools)
     inlines = (ModelQueryInline, SearchSourceInline, UserGrantInline, GroupGrantInline)
+    #: The inline editing each part of a tool's configuration kept in rows of its own (see ``ToolKind.uses``).
+    configuration_inlines: Any = {"query": ModelQueryInline, "sources": SearchSourceInline}
 
     class Media:
         css = {"all": ("mcp_tools/admin.css",)}
@@ -243,8 +288,9 @@ class ToolAdmin(ToolHistoryAdmin):
 
     fieldsets = (
         (None, {"fields": ("name", "title", "description", "enabled")}),
-        # Its kind's configuration (model query, search sources) follows this section.
-        (_("What it runs"), {"fields": ("kind", "callable_name", "api_action"), "classes": (RUNS,)}),
+        # Each kind's fields follow the kind (tool_kind.js shows the chosen kind's); its rows (a model query,
+        # search sources) follow this section.
+        (_("What it runs"), {"fields": ("kind",), "classes": (RUNS,)}),
         (
             _("Access"),
             {
@@ -263,6 +309,10 @@ class ToolAdmin(ToolHistoryAdmin):
         (_("History"), {"fields": ("created_at", "updated_at")}),
     )
 
+    def get_form(self, request: HttpRequest, obj: Tool | None = None, change: bool = False, **kwargs: Any) -> Any:
+        kwargs["form"] = with_kind_fields(kwargs.get("form", self.form))
+        return super().get_form(request, obj, change, **kwargs)
+
     def get_urls(self) -> list[URLPattern]:
         # The tool's own pages (Try it, What clients see) and the import page come before the catch-all change URL.
         return [*trial.urls(self), *transfer.urls(self), *super().get_urls()]
@@ -271,11 +321,11 @@ class ToolAdmin(ToolHistoryAdmin):
         # A saved tool shows the configuration of its own kind, and one left over from another kind to delete.
         if obj is None:
             return self.inlines
-        hidden: set[type[admin.StackedInline]] = set()
-        if obj.kind != Tool.Kind.MODEL_QUERY and not ModelQuery.objects.filter(tool=obj).exists():
-            hidden.add(ModelQueryInline)
-        if not obj.searches_models and not obj.sources.exists():
-            hidden.add(SearchSourceInline)
+        hidden = {
+            inline
+            for part, inline in self.configuration_inlines.items()
+            if not uses(obj.kind, part) and not configured_part(obj, part)
+        }
         return [inline for inline in self.inlines if inline not in hidden]
 
     def response_change(self, request: HttpRequest, obj: Tool) -> HttpResponse:
@@ -295,6 +345,7 @@ class ToolAdmin(ToolHistoryAdmin):
             options: dict[str, Any] = dict(fixed)
             if RUNS in options.get("classes", ()):
                 options["classes"] = (RUNS, f"mcp-kind-{kind}")
+                options["fields"] = ("kind", *kind_fields())
             elif title == _("Schemas"):
                 options = schema_section(obj, options)
             sections.append((title, options))
@@ -310,8 +361,9 @@ class ToolAdmin(ToolHistoryAdmin):
 
     @admin.display(description=_("implementation"), ordering="callable_name")
     def implementation(self, obj: Tool) -> str:
-        """What runs the tool: the callable or the API action; the model of a model query shows in its inline."""
-        return obj.api_action if obj.kind == Tool.Kind.API_ACTION else obj.callable_name
+        """What runs the tool, as its kind says."""
+        kind = kinds.find(obj.kind)
+        return kind.implementation(obj) if kind is not None else obj.kind
 
     @admin.display(description=_("input schema"))
     def generated_input_schema(self, obj: Tool) -> str:
@@ -365,7 +417,7 @@ def is_generated(tool: Tool | None) -> bool:
 
 def callable_of(tool: Tool | None) -> Any:
     """The registered callable a saved callable tool runs; None for other tools and unregistered names."""
-    if tool is None or tool.pk is None or tool.kind != Tool.Kind.CALLABLE:
+    if tool is None or tool.pk is None or not uses(tool.kind, "callable_name"):
         return None
     return registry.get(tool.callable_name)
 
@@ -373,7 +425,7 @@ def callable_of(tool: Tool | None) -> Any:
 def shown_kind(request: HttpRequest, tool: Tool | None) -> str:
     """The kind whose fields the page shows: the one just submitted, else the tool's, else the default."""
     submitted = request.POST.get("kind") if request.method == "POST" else None
-    if submitted in Tool.Kind.values:
+    if submitted and kinds.find(submitted) is not None:
         return str(submitted)
     return tool.kind if tool is not None else Tool.Kind.CALLABLE
 
@@ -394,11 +446,50 @@ def schema_section(tool: Tool | None, options: dict[str, Any]) -> dict[str, Any]
 
 def unconfigured(tool: Tool) -> Any:
     """What a saved tool of its kind still lacks, said to the person who saved it; None when nothing."""
-    if tool.kind == Tool.Kind.MODEL_QUERY and not ModelQuery.objects.filter(tool=tool).exists():
-        return _("Now choose the model this tool queries, below, and save.")
-    if tool.searches_models and not tool.sources.exists():
-        return _("Now add the search sources this tool reads, below, and save.")
-    return None
+    kind = kinds.find(tool.kind)
+    return kind.unconfigured(tool) if kind is not None else None
+
+
+def configured_part(tool: Tool, part: str) -> bool:
+    """Whether rows of ``part`` ("query", "sources") exist for the tool, left over from another kind perhaps."""
+    if part == "query":
+        return ModelQuery.objects.filter(tool=tool).exists()
+    return bool(tool.sources.exists())
+
+
+def kind_fields() -> list[str]:
+    """The fields each kind edits, in the order of the kinds."""
+    return [name for names in kind_field_map().values() for name in names]
+
+
+def kind_field_map() -> dict[str, list[str]]:
+    """Kind name -> the field names of its section, for tool_kind.js."""
+    found: dict[str, list[str]] = {}
+    for kind in kinds:
+        names: list[str] = [part for part in ("callable_name", "api_action") if part in kind.uses]
+        if kind.config_form is not None:
+            names += [f"{kind.name}-{name}" for name in kind.config_form.base_fields]
+        found[kind.name] = names
+    return found
+
+
+def with_kind_fields(form: type[ToolForm]) -> type[ToolForm]:
+    """``form`` with the fields of every kind's configuration form (``ToolKind.config_form``), named
+    ``<kind>-<field>``: required only of the chosen kind, which ``ToolForm.clean`` checks with its own form."""
+    fields: dict[str, forms.Field] = {}
+    for kind in kinds:
+        for name, field in (kind.config_form.base_fields if kind.config_form is not None else {}).items():
+            copied = copy.deepcopy(field)
+            copied.required = False
+            fields[f"{kind.name}-{name}"] = copied
+    return type(form.__name__, (form,), fields)
+
+
+def config_initial(form_class: type[forms.Form], config: Any) -> dict[str, Any]:
+    """A config form's initial values from a stored config (through the form's own ``initial_of`` if it has one)."""
+    config = config if isinstance(config, dict) else {}
+    initial_of = getattr(form_class, "initial_of", None)
+    return dict(initial_of(config)) if callable(initial_of) else dict(config)
 
 
 def api_action_choices() -> list[tuple[str, str]]:

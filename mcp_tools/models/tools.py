@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.dispatch import Signal
@@ -28,8 +27,9 @@ HINT_FIELDS = {
 DERIVE = _("Unknown: derived from what the tool does.")
 
 
-#: Kinds whose schemas are generated from their configuration (a model, search sources, an API action).
-GENERATED_KINDS = frozenset({"model_query", "search", "fetch", "api_action"})
+#: Kinds whose schemas are generated from their configuration (a model, search sources, an API action), by name:
+#: filled as kinds register (see ``mcp_tools.tools.kinds``), read here so that the layers below the tools know.
+GENERATED_KINDS: set[str] = set()
 
 
 def default_input_schema() -> dict[str, Any]:
@@ -37,7 +37,10 @@ def default_input_schema() -> dict[str, Any]:
 
 
 class Tool(models.Model):
-    """A tool agents may list and call; a registered callable, a model query, a search pair or an API action runs it."""
+    """A tool agents may list and call; its kind (``mcp_tools.tools.kinds``) runs it.
+
+    ``Kind`` names the built-in kinds; a site may register more, so the column holds any registered kind's name.
+    """
 
     class Kind(models.TextChoices):
         CALLABLE = "callable", _("Registered Python callable")
@@ -45,6 +48,7 @@ class Tool(models.Model):
         SEARCH = "search", _("Search over models (ChatGPT search)")
         FETCH = "fetch", _("Fetch a search result (ChatGPT fetch)")
         API_ACTION = "api_action", _("API action (Django REST framework)")
+        ADMIN_ACTION = "admin_action", _("Admin action (the site's own ModelAdmin actions)")
 
     name = models.CharField(
         _("name"),
@@ -77,7 +81,9 @@ class Tool(models.Model):
     open_world_hint = models.BooleanField(_("open-world hint"), null=True, blank=True, help_text=DERIVE)
     icons = models.JSONField(_("icons"), default=list, blank=True, validators=[validate_icons])
     enabled = models.BooleanField(_("enabled"), default=True, db_index=True)
-    kind = models.CharField(_("kind"), max_length=20, choices=Kind.choices, default=Kind.CALLABLE)
+    kind = models.CharField(
+        _("kind"), max_length=50, default=Kind.CALLABLE, help_text=_("What runs the tool: one of the registered kinds.")
+    )
     callable_name = models.CharField(
         _("registered callable"),
         max_length=200,
@@ -89,6 +95,12 @@ class Tool(models.Model):
         max_length=255,
         blank=True,
         help_text=_("The routed ViewSet action this tool runs, as URL name and action: api:order-list.list."),
+    )
+    config = models.JSONField(
+        _("configuration"),
+        default=dict,
+        blank=True,
+        help_text=_("The configuration of kinds that keep theirs here (admin actions, a site's own kinds)."),
     )
     everyone = models.BooleanField(
         _("every authenticated user"),
@@ -138,19 +150,11 @@ class Tool(models.Model):
         """Whether the schemas derive from what the tool runs (see GENERATED_KINDS) rather than being edited."""
         return self.kind in GENERATED_KINDS
 
-    @property
-    def searches_models(self) -> bool:
-        """Whether the tool runs over its search sources (the ChatGPT pair)."""
-        return self.kind in (self.Kind.SEARCH, self.Kind.FETCH)
-
     def clean(self) -> None:
         super().clean()
-        if self.kind == self.Kind.CALLABLE and not self.callable_name:
-            raise ValidationError({"callable_name": _("Choose the registered callable this tool runs.")})
-        if self.kind == self.Kind.API_ACTION and not self.api_action:
-            raise ValidationError({"api_action": _("Choose the API action this tool runs.")})
-        if self.kind != self.Kind.CALLABLE and not self.input_schema:
+        if not self.input_schema:
             self.input_schema = default_input_schema()
+        # The tool's kind checks its configuration (see tools.configuration).
         checking.send(sender=type(self), instance=self)
 
 

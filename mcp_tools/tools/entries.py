@@ -1,21 +1,19 @@
-"""One enabled tool as calls and lists need it, built from its row (and its query configuration)."""
+"""One enabled tool as calls and lists need it, built from its row by the tool's kind."""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from mcp_tools.models import Tool
 from mcp_tools.tools import hints
-from mcp_tools.tools.executors.queries import document_schema
-from mcp_tools.tools.executors.queries.arguments import allowed_names
-from mcp_tools.tools.executors.queries.config import QuerySpec, build
-from mcp_tools.tools.executors.queries.fields import FieldPathError
-from mcp_tools.tools.executors.queries.schema import input_schema, output_schema
-from mcp_tools.tools.executors.queries.sources import Sources, build_sources
-from mcp_tools.tools.registry import registry
+from mcp_tools.tools.content import CallResult
+from mcp_tools.tools.context import Context
+from mcp_tools.tools.kinds.base import Plan, ToolKind
+from mcp_tools.tools.kinds.registry import UnknownKind, kinds
+from mcp_tools.tools.kinds.results import checked_result
 from mcp_tools.tools.schemas import SchemaCheck
 from mcp_tools.tools.spec import ToolSpec
 
@@ -36,15 +34,9 @@ class Entry:
     """One enabled tool: what it advertises, who may use it, how it runs and within which limits."""
 
     id: int
-    kind: Tool.Kind
-    callable_name: str
+    kind: str
     spec: ToolSpec
-    required_capabilities: dict[str, Any] = field(default_factory=dict)
-    query: QuerySpec | None = None
-    sources: Sources | None = None
-    api: Any = None  # an ApiSpec (tools.executors.api), kept untyped here so that DRF stays optional
-    argument_names: frozenset[str] | None = None  # when set, other names are refused with the allowed list
-    required_permissions: tuple[str, ...] = ()
+    plan: Plan | None = None  # None: its configuration no longer fits what it names (see ``broken``)
     grants: Grants = field(default_factory=Grants)
     rate_limit: str = ""
     timeout_seconds: int | None = None
@@ -58,14 +50,36 @@ class Entry:
         return self.spec.name
 
     @property
+    def tool_kind(self) -> ToolKind | None:
+        return kinds.find(self.kind)
+
+    @property
     def broken(self) -> bool:
-        """A model query or search source whose configuration no longer fits its model: nobody can know what it
-        would touch."""
-        if self.kind in (Tool.Kind.SEARCH, Tool.Kind.FETCH):
-            return self.sources is None
-        if self.kind == Tool.Kind.API_ACTION:
-            return self.api is None
-        return self.kind == Tool.Kind.MODEL_QUERY and self.query is None
+        """A tool whose kind is unknown or whose configuration no longer fits what it names (a model field, a
+        route): nobody can know what it would touch."""
+        return self.plan is None or self.tool_kind is None
+
+    @property
+    def argument_names(self) -> frozenset[str] | None:
+        """When set, other argument names are refused with the allowed list."""
+        return self.plan.argument_names if self.plan is not None else None
+
+    @property
+    def required_permissions(self) -> tuple[str, ...]:
+        return self.plan.required_permissions if self.plan is not None else ()
+
+    @property
+    def required_capabilities(self) -> dict[str, Any]:
+        return self.plan.required_capabilities if self.plan is not None else {}
+
+    async def run(self, arguments: dict[str, Any], ctx: Context) -> CallResult:
+        """Run the tool with validated ``arguments`` through its kind; raises ToolError or any exception of the
+        tool, LookupError when the tool is broken (its kind unknown, its configuration no longer fitting)."""
+        kind = self.tool_kind
+        if kind is None or self.plan is None:
+            raise LookupError(f"Tool {self.name!r} cannot run: its kind {self.kind!r} is unknown or its setup broken")
+        value = await kind.run(self.plan, arguments, ctx)
+        return checked_result(value, has_output_schema=self.spec.output_schema is not None)
 
     @cached_property
     def input_check(self) -> SchemaCheck:
@@ -73,40 +87,48 @@ class Entry:
 
     @cached_property
     def output_check(self) -> SchemaCheck | None:
-        return SchemaCheck(self.spec.output_schema) if self.spec.output_schema is not None else None
+        if self.spec.output_schema is None or (self.plan is not None and not self.plan.check_output):
+            return None
+        return SchemaCheck(self.spec.output_schema)
 
 
 def entry_from_row(row: Tool, grants: Grants | None = None) -> Entry:
     """The entry of a Tool row; ``grants`` when already loaded, else read from the row."""
+    plan = plan_of(row)
+    generated = plan if plan is not None and plan.input_schema is not None else None
     spec = ToolSpec(
         name=row.name,
         title=hints.title(row),
         description=row.description,
-        input_schema=row.input_schema or {"type": "object"},
-        output_schema=row.output_schema,
+        input_schema=(generated.input_schema or {}) if generated else (row.input_schema or {"type": "object"}),
+        output_schema=generated.output_schema if generated else row.output_schema,
         annotations=hints.annotations_of(row),
         icons=tuple(row.icons or ()),
     )
-    entry = Entry(
+    return Entry(
         id=row.pk,
-        kind=Tool.Kind(row.kind),
-        callable_name=row.callable_name,
+        kind=row.kind,
         spec=spec,
+        plan=plan,
         grants=grants if grants is not None else grants_of(row),
         rate_limit=row.rate_limit,
         timeout_seconds=row.timeout_seconds,
         max_concurrent_calls=row.max_concurrent_calls,
     )
-    registered = registry.get(row.callable_name) if entry.kind == Tool.Kind.CALLABLE else None
-    if registered is not None:
-        entry.required_capabilities = dict(registered.requires)
-    if entry.kind == Tool.Kind.MODEL_QUERY:
-        _attach_query(entry, row)
-    if row.searches_models:
-        _attach_sources(entry, row)
-    if entry.kind == Tool.Kind.API_ACTION:
-        _attach_api(entry, row)
-    return entry
+
+
+def plan_of(row: Tool) -> Plan | None:
+    """What the row's kind builds from it; None for an unknown kind or a configuration that no longer fits."""
+    try:
+        kind = kinds.get(row.kind)
+    except UnknownKind:
+        logger.warning("Tool %s is of kind %r, which no installed app registers", row.name, row.kind)
+        return None
+    try:
+        return kind.plan(row)
+    except Exception:
+        logger.exception("Tool %s: its kind %r could not build it", row.name, row.kind)
+        return None
 
 
 def grants_of(row: Tool, users: Any = None, groups: Any = None) -> Grants:
@@ -117,50 +139,3 @@ def grants_of(row: Tool, users: Any = None, groups: Any = None) -> Grants:
         users = {g.user_id for g in row.user_grants.all()}
         groups = {g.group_id for g in row.group_grants.all()}
     return Grants(everyone=row.everyone, users=frozenset(users), groups=frozenset(groups or ()))
-
-
-def _attach_query(entry: Entry, row: Tool) -> None:
-    config = getattr(row, "query", None)
-    if config is None:
-        logger.warning("Tool %s is a model query without a configuration", row.name)
-        return
-    try:
-        entry.query = build(config, row.name)
-    except FieldPathError as exc:
-        logger.warning("Tool %s has a model-query configuration that no longer fits its model: %s", row.name, exc)
-        return
-    # The schemas come from the configuration, not the stored row, so that an edited or stale row can
-    # neither widen what a call may name (enums, row cap, list sizes) nor what a result may carry.
-    entry.spec = replace(entry.spec, input_schema=input_schema(entry.query), output_schema=output_schema(entry.query))
-    entry.argument_names = allowed_names(entry.query)
-    entry.required_permissions = entry.query.permissions()
-
-
-def _attach_sources(entry: Entry, row: Tool) -> None:
-    try:
-        entry.sources = build_sources(row.sources.all(), row.name, entry.kind)
-    except FieldPathError as exc:
-        logger.warning("Tool %s has search sources that do not fit their models: %s", row.name, exc)
-        return
-    input_of, output_of = document_schema.input_schema(entry.sources), document_schema.output_schema(entry.sources)
-    entry.spec = replace(entry.spec, input_schema=input_of, output_schema=output_of)
-    entry.argument_names = frozenset(input_of["properties"])
-    entry.required_permissions = entry.sources.permissions()
-
-
-def _attach_api(entry: Entry, row: Tool) -> None:
-    try:
-        # Imported here: it needs Django REST framework, which only sites with API-action tools install.
-        from mcp_tools.tools.executors.api.spec import build as build_api
-
-        entry.api = build_api(row.api_action, row.name)
-    except Exception:
-        logger.exception("Tool %s names API action %s, which could not be inspected", row.name, row.api_action)
-        return
-    if entry.api is None:
-        logger.warning("Tool %s names API action %s, which the site no longer routes", row.name, row.api_action)
-        return
-    # As for model queries, the schemas come from the API itself, never from an edited or stale row.
-    parameters = entry.api.parameters
-    entry.spec = replace(entry.spec, input_schema=parameters.input_schema, output_schema=parameters.output_schema)
-    entry.argument_names = frozenset(parameters.input_schema["properties"])

@@ -31,6 +31,7 @@ GROUP_TOOLS = {
     "support": [
         "list_orders",
         "update_order_status",
+        "ship_orders",
         "order_summary",
         "find_customers",
         "api_list_orders",

@@ -160,6 +160,23 @@ API_TOOLS: list[dict[str, Any]] = [
 ]
 
 
+ADMIN_ACTION_TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "ship_orders",
+        "title": "Mark orders as shipped",
+        "description": (
+            "Mark paid orders as shipped, as the shop's admin does: choose them by id (id__in) or by customer name "
+            "(customer__name__icontains). Orders not paid are left as they are; the answer says how many changed."
+        ),
+        "config": {
+            "action": "shop.order:mark_shipped",
+            "filters": ["id__in", "customer__name__icontains"],
+            "max_rows": 20,
+        },
+    },
+]
+
+
 def ensure_model_tools() -> list[str]:
     """Create each demo model-query tool whose name is free; returns the names created."""
     created = []
@@ -177,16 +194,26 @@ def ensure_model_tools() -> list[str]:
         query.full_clean()
         query.save()  # regenerates the tool's schemas
         created.append(tool.name)
-    return created + ensure_search_pair() + ensure_api_tools()
+    return created + ensure_search_pair() + ensure_api_tools() + ensure_admin_action_tools()
 
 
 def ensure_api_tools() -> list[str]:
     """Create each demo API-action tool whose name is free; its schemas come from the API when it is cleaned."""
+    return ensure_cleaned(API_TOOLS, Tool.Kind.API_ACTION)
+
+
+def ensure_admin_action_tools() -> list[str]:
+    """Create each demo admin-action tool whose name is free; its schemas come from its action and filters."""
+    return ensure_cleaned(ADMIN_ACTION_TOOLS, Tool.Kind.ADMIN_ACTION)
+
+
+def ensure_cleaned(definitions: list[dict[str, Any]], kind: str) -> list[str]:
+    """Create each tool of ``kind`` whose name is free, through full_clean (which fills what its kind derives)."""
     created = []
-    for definition in API_TOOLS:
+    for definition in definitions:
         if Tool.objects.filter(name=definition["name"]).exists():
             continue
-        tool = Tool(**definition, kind=Tool.Kind.API_ACTION, enabled=True)
+        tool = Tool(**definition, kind=kind, enabled=True)
         tool.full_clean()
         tool.save()
         created.append(tool.name)

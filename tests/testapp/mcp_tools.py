@@ -1,4 +1,4 @@
-"""Registered callables the tests call."""
+"""Registered callables the tests call, and the test app's own tool kind (imported here to register it)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from mcp_tools import Context, ToolError, query_scope, tool
 from mcp_tools.tools.content import ToolResult, image, text
+from tests.testapp import kinds  # noqa: F401  (registers the canned-reply kind)
 
 
 @tool(title="Add two integers", annotations={"readOnlyHint": True})

@@ -9,7 +9,6 @@ from typing import Any
 
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import OutputMismatch, ResultRefused
-from mcp_tools.models import Tool
 from mcp_tools.protocol import errors, shapes
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.jsonrpc import compact_encoder, depth_exceeds
@@ -28,8 +27,7 @@ _encode_result = compact_encoder(allow_nan=False)
 def check_output(entry: Entry, result: CallResult) -> CallResult:
     """``result``, once its structured content matches the tool's output schema."""
     check = entry.output_check
-    # A model query's rows come from the same allow-list its output schema was generated from.
-    if check is None or result.is_error or entry.kind == Tool.Kind.MODEL_QUERY:
+    if check is None or result.is_error:
         return result
     error = check.first_error(result.structured if result.has_structured else None)
     if error is None:

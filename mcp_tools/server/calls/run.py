@@ -19,7 +19,6 @@ from mcp_tools.server.progress import ProgressSender
 from mcp_tools.tools.content import CallResult, Unsendable
 from mcp_tools.tools.context import CallCancelled, Context
 from mcp_tools.tools.entries import Entry
-from mcp_tools.tools.executors import execute
 
 if TYPE_CHECKING:
     from mcp_tools.server.calls.call import Call
@@ -55,6 +54,11 @@ async def run_tool(call: Call, entry: Entry, arguments: dict[str, Any], seconds:
     finally:
         # Answered from here on: progress from a thread or a task the tool left behind is not sent.
         progress.close()
+
+
+async def execute(entry: Entry, arguments: dict[str, Any], ctx: Context) -> CallResult:
+    """Where a call enters its tool: the entry's kind runs it."""
+    return await entry.run(arguments, ctx)
 
 
 def context(call: Call, entry: Entry, progress: ProgressSender) -> Context:

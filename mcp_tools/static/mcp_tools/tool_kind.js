@@ -1,4 +1,5 @@
-// The tool page shows the fields of the kind chosen: its "What it runs" section follows the kind select.
+// The tool page shows the fields of the kind chosen: the kind select names each kind's fields (data-kind-fields),
+// and the rows of the other kinds' fields are hidden as the choice changes.
 "use strict";
 document.addEventListener("DOMContentLoaded", function () {
   const kind = document.getElementById("id_kind");
@@ -6,7 +7,18 @@ document.addEventListener("DOMContentLoaded", function () {
   if (!section) {
     return;
   }
-  kind.addEventListener("change", function () {
+  const fields = JSON.parse(kind.dataset.kindFields || "{}");
+  function show() {
     section.className = section.className.replace(/\bmcp-kind-[\w-]+/g, "").trim() + " mcp-kind-" + kind.value;
-  });
+    Object.keys(fields).forEach(function (name) {
+      fields[name].forEach(function (field) {
+        const row = section.querySelector(".field-" + CSS.escape(field));
+        if (row) {
+          row.hidden = name !== kind.value;
+        }
+      });
+    });
+  }
+  kind.addEventListener("change", show);
+  show();
 });

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_tools.models import GENERATED_KINDS, SearchSource, Tool
+from mcp_tools.tools.kinds.registry import kinds
 
 FORMAT = "django-mcp-tools"
 VERSION = 1
@@ -48,6 +49,7 @@ TOOL_KEYS: dict[str, tuple[str, Any]] = {
     "max_concurrent_calls": (INT, None),
     "query": (OBJ, None),
     "sources": (LIST, []),
+    "config": (OBJ, {}),
     "users": (STRS, []),
     "groups": (STRS, []),
     "rate_limits": (LIST, []),
@@ -200,15 +202,13 @@ def shape(data: Any) -> Document:
 
 
 def _nested(tool: dict[str, Any], where: str, errors: list[str]) -> None:
-    kind = tool["kind"]
+    kind = kinds.find(tool["kind"])
+    if kind is None:
+        errors.append(f"{where}: no tool kind {clip(tool['kind'], 80)!r} is registered on this site.")
+    else:
+        _parts(tool, kind.name, kind.uses, kind.requires, where, errors)
     if tool["query"] is not None:
-        if kind != Tool.Kind.MODEL_QUERY:
-            errors.append(f'{where}: only a model_query tool has a "query".')
         tool["query"] = _entry(tool["query"], QUERY_KEYS, f"{where} query", errors)
-    elif kind == Tool.Kind.MODEL_QUERY:
-        errors.append(f'{where}: a model_query tool needs a "query".')
-    if tool["sources"] and kind not in (Tool.Kind.SEARCH, Tool.Kind.FETCH):
-        errors.append(f'{where}: only a search or fetch tool has "sources".')
     sources = [_entry(source, SOURCE_KEYS, f"{where} sources[{i}]", errors) for i, source in enumerate(tool["sources"])]
     tool["sources"] = [source for source in sources if source is not None]
     models = [source["model"] for source in tool["sources"]]
@@ -218,8 +218,20 @@ def _nested(tool: dict[str, Any], where: str, errors: list[str]) -> None:
     for key in ("users", "groups"):
         if len(set(tool[key])) != len(tool[key]):
             errors.append(f"{where}: {key} names someone more than once.")
-    if kind in GENERATED:
+    if tool["kind"] in GENERATED:
         tool["input_schema"] = tool["output_schema"] = None  # the site generates them
+
+
+def _parts(
+    tool: dict[str, Any], kind: str, uses: frozenset[str], requires: frozenset[str], where: str, errors: list[str]
+) -> None:
+    """Only the parts the tool's kind keeps its configuration in, and those it needs (see ToolKind.uses)."""
+    for part in ("query", "sources", "config"):
+        present = tool[part] not in (None, [], {})
+        if present and part not in uses:
+            errors.append(f'{where}: a {kind} tool has no "{part}".')
+        elif not present and part in requires:
+            errors.append(f'{where}: a {kind} tool needs a "{part}".')
 
 
 def _too_many_names(document: Document) -> list[str]:

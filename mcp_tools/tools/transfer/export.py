@@ -16,7 +16,7 @@ from mcp_tools.models import RateLimitOverride, Tool, default_input_schema
 from mcp_tools.tools.registry import registry
 from mcp_tools.tools.transfer.document import GENERATED, HINTS, QUERY_KEYS, SOURCE_KEYS, Document
 
-PLAIN_FIELDS = ("name", "title", "description", "kind", "callable_name", "api_action")
+PLAIN_FIELDS = ("name", "title", "description", "kind", "callable_name", "api_action", "config")
 ACCESS_FIELDS = ("icons", "enabled", "everyone", "rate_limit", "timeout_seconds", "max_concurrent_calls")
 
 

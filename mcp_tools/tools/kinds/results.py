@@ -1,4 +1,4 @@
-"""Runs registered Python callables: async ones on the loop, sync ones in the tools' thread pool."""
+"""What a tool run returned, as the call's result: content blocks and, where it is structured, structuredContent."""
 
 from __future__ import annotations
 
@@ -14,31 +14,23 @@ from mcp_tools.tools.content import (
     Unsendable,
     block_problem,
 )
-from mcp_tools.tools.context import Context
-from mcp_tools.tools.entries import Entry
-from mcp_tools.tools.registry import RegisteredTool, registry
-from mcp_tools.tools.threads import run_sync
 
 
-async def run(entry: Entry, arguments: dict[str, Any], ctx: Context) -> CallResult:
-    registered = registry.get(entry.callable_name)
-    if registered is None:
-        raise LookupError(f"Tool {entry.name!r} names unregistered callable {entry.callable_name!r}")
-    kwargs = {**arguments, "ctx": ctx} if registered.takes_context else arguments
-    if registered.is_async:
-        value = await registered.func(**kwargs)
-    else:
-        value = await run_sync(registered.func, **kwargs)
+def checked_result(value: Any, *, wraps_result: bool = False, has_output_schema: bool = False) -> CallResult:
+    """``to_result``, with a value JSON cannot carry reported as ``Unsendable``."""
     try:
-        return to_result(value, registered, entry.spec.output_schema is not None)
+        return to_result(value, wraps_result=wraps_result, has_output_schema=has_output_schema)
     except MalformedContent:
         raise
     except (TypeError, ValueError, RecursionError) as exc:
         raise Unsendable(f"{type(exc).__name__}: {exc}") from None
 
 
-def to_result(value: Any, registered: RegisteredTool, has_output_schema: bool) -> CallResult:
-    """Turn what a callable returned into content and, where it is structured, structuredContent."""
+def to_result(value: Any, *, wraps_result: bool = False, has_output_schema: bool = False) -> CallResult:
+    """Turn what a tool returned into content and, where it is structured, structuredContent; ``wraps_result``
+    when its output schema wraps a plain value as ``{"result": ...}``."""
+    if isinstance(value, CallResult):
+        return value
     if isinstance(value, ToolResult):
         # The author's own blocks and structured value obey the same rules as a plain return value.
         if value.structured is NO_STRUCTURED:
@@ -49,11 +41,11 @@ def to_result(value: Any, registered: RegisteredTool, has_output_schema: bool) -
         return CallResult(_blocks([value]), value=None)
     if isinstance(value, list) and value and all(_is_content(v) for v in value):
         return CallResult(_blocks(value), value=None)
-    if isinstance(value, str) and not registered.wraps_result:
+    if isinstance(value, str) and not wraps_result:
         return CallResult([{"type": "text", "text": value}], value=value)
     plain = encoding.plain(value)
     structured: Any = NO_STRUCTURED
-    if registered.wraps_result:
+    if wraps_result:
         structured = {"result": plain}
     elif isinstance(plain, dict) or has_output_schema:
         structured = plain
