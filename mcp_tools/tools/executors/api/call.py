@@ -11,12 +11,10 @@ serializer validation. Its answer is turned into a tool result: refusals (401, 4
 from __future__ import annotations
 
 import json
-from contextlib import ExitStack
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from django.conf import settings
-from django.db import connections, transaction
 from django.test.client import RequestFactory
 from django.urls import NoReverseMatch, reverse
 from rest_framework.test import force_authenticate
@@ -27,6 +25,7 @@ from mcp_tools.tools import encoding
 from mcp_tools.tools.content import CallResult
 from mcp_tools.tools.context import Context
 from mcp_tools.tools.executors.api import cursors
+from mcp_tools.tools.executors.api.atomic import atomic_requests
 from mcp_tools.tools.executors.api.schema import BODY_METHODS, CURSOR
 from mcp_tools.tools.executors.api.spec import ApiSpec
 from mcp_tools.tools.threads import run_sync
@@ -65,20 +64,9 @@ def execute(spec: ApiSpec, arguments: dict[str, Any], user: Any, credential: Any
         SERVER_NAME=_host(),
     )
     force_authenticate(request, user=user, token=credential)
-    with _atomic_requests(action.view):
+    with atomic_requests(action.view):
         response = action.view(request, **kwargs)
     return _result(spec, arguments, user, response.status_code, getattr(response, "data", None))
-
-
-def _atomic_requests(view: Any) -> ExitStack:
-    """A transaction per database with ``ATOMIC_REQUESTS``, as Django's handler opens around a view (DRF marks it
-    for rollback when the view fails)."""
-    stack = ExitStack()
-    exempt: set[str] = getattr(view, "_non_atomic_requests", set())
-    for alias, options in connections.settings.items():
-        if options.get("ATOMIC_REQUESTS") and alias not in exempt:
-            stack.enter_context(transaction.atomic(using=alias))
-    return stack
 
 
 def _result(spec: ApiSpec, arguments: dict[str, Any], user: Any, status: int, data: Any) -> dict[str, Any]:
