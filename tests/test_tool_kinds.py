@@ -14,6 +14,7 @@ from django.core.management import CommandError, call_command
 
 from mcp_tools import ToolKind, register_kind
 from mcp_tools.models import Tool, ToolCall
+from mcp_tools.tools.kinds.checks import check_tool_kinds
 from mcp_tools.tools.kinds.registry import KindRegistry, kinds
 from tests.db import db_call
 from tests.live.asgi_http import TIMEOUT, HttpClient, request
@@ -27,6 +28,7 @@ TEMPLATE = "Hello {{ name }}, your order {{ order }} is on its way."
 CONFIG = {"template": TEMPLATE, "arguments": ["name", "order"]}
 ARGUMENTS = {"name": "Ada", "order": "A-17"}
 REPLY = "Hello Ada, your order A-17 is on its way."
+ROOT = Path(__file__).resolve().parent.parent
 ANSWER = {"content": [{"type": "text", "text": REPLY}], "isError": False}
 
 
@@ -176,3 +178,27 @@ def test_it_is_tried_in_the_admin(admin_client, user, reply_tool):
     assert response.status_code == 200
     assert REPLY in response.content.decode()
     assert ToolCall.objects.get().transport == "admin"
+
+
+def test_the_docs_quote_the_example_kind_as_it_is():
+    docs = (ROOT / "docs" / "tool-kinds.md").read_text(encoding="utf-8")
+    quoted = docs.split("```python\n", 1)[1].split("```", 1)[0]
+    assert quoted == (ROOT / "tests" / "testapp" / "kinds.py").read_text(encoding="utf-8")
+
+
+async def test_a_tool_of_an_unregistered_kind_serves_nobody_and_the_checks_name_it(user, reply_tool):
+    def orphans() -> list[Any]:
+        Tool.objects.create(name="orphan", kind="graphql_query", everyone=True)
+        Tool.objects.create(name="gone", kind="admin_action", config={"action": "testapp.item:vanished"}, everyone=True)
+        return [(m.id, m.obj) for m in check_tool_kinds(databases=["default"])]
+
+    found = await db_call(orphans)
+    assert sorted(found) == [("mcp_tools.W016", "orphan"), ("mcp_tools.W017", "gone")]
+    wire = await connected(user)
+    assert sorted(await listed(wire)) == ["order_reply"]
+    reply = await wire.request("tools/call", {"name": "orphan", "arguments": {}})
+    assert reply["error"] == {
+        "code": -32602,
+        "message": "Unknown tool: orphan",
+        "data": {"reason": "Unknown tool: orphan"},
+    }
