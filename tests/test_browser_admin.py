@@ -185,3 +185,32 @@ def test_a_failing_test_keeps_a_screenshot_and_the_html_of_its_open_pages(
     assert reported == f"{kept / stem}.png\n{kept / stem}.html"
     assert (kept / f"{stem}.png").read_bytes().startswith(b"\x89PNG")
     assert "<h1>Kept page</h1>" in (kept / f"{stem}.html").read_text()
+
+
+def test_the_tool_page_shows_the_fields_of_the_chosen_kind_and_saves_an_admin_action_tool(
+    admin_page: Page, demo_server: ServerProcess
+) -> None:
+    page = admin_page
+    page.goto(demo_server.url(f"{TOOLS}add/"))
+    # A new tool is a callable until told otherwise: only the callable's field shows.
+    expect(page.locator("#id_callable_name")).to_be_visible()
+    expect(page.locator("#id_api_action")).to_be_hidden()
+    expect(page.locator("#id_admin_action-action")).to_be_hidden()
+
+    page.fill("#id_name", "browser_cancel_orders")
+    page.select_option("#id_kind", "admin_action")
+    expect(page.locator("#id_callable_name")).to_be_hidden()
+    expect(page.locator("#id_admin_action-action")).to_be_visible()
+    # The built-in delete asks for confirmation on a page of its own: offered, marked as not usable.
+    delete = page.locator("#id_admin_action-action option[value='shop.order:delete_selected']")
+    expect(delete).to_contain_text("not usable")
+    page.select_option("#id_admin_action-action", "shop.order:cancel_orders")
+    page.fill("#id_admin_action-filters", "id__in")
+    page.fill("#id_admin_action-max_rows", "5")
+    page.click("input[name=_continue]")
+    saved(page)
+    # Saved, the page opens on the tool's own kind, with its configuration.
+    expect(page.locator("#id_admin_action-action")).to_have_value("shop.order:cancel_orders")
+    expect(page.locator("#id_admin_action-filters")).to_have_value("id__in")
+    expect(page.locator("#id_callable_name")).to_be_hidden()
+    expect(page.locator("#id_description")).to_have_value("Cancel selected orders")
