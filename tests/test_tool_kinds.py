@@ -202,3 +202,10 @@ async def test_a_tool_of_an_unregistered_kind_serves_nobody_and_the_checks_name_
         "message": "Unknown tool: orphan",
         "data": {"reason": "Unknown tool: orphan"},
     }
+
+
+def test_the_tool_list_filters_by_kind_under_the_kinds_labels(admin_client, reply_tool):
+    Tool.objects.create(name="adder", callable_name="add")
+    page = admin_client.get("/admin/mcp_tools/tool/?kind=reply_template").content.decode()
+    assert "Canned reply (a template)" in page and "Admin action (the site" in page
+    assert ">order_reply<" in page and ">adder<" not in page

@@ -269,11 +269,24 @@ class GroupGrantInline(admin.TabularInline):
     verbose_name_plural = _("granted to groups")
 
 
+class KindFilter(admin.SimpleListFilter):
+    """The registered kinds by their labels (the column holds any registered kind's name, so it has no choices)."""
+
+    title = _("kind")
+    parameter_name = "kind"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return kinds.choices()
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Tool]) -> QuerySet[Tool]:
+        return queryset.filter(kind=self.value()) if self.value() else queryset
+
+
 @admin.register(Tool)
 class ToolAdmin(ToolHistoryAdmin):
     form = ToolForm
     list_display = ("name", "title", "kind", "implementation", "enabled", "updated_at")
-    list_filter = ("enabled", "kind")
+    list_filter = ("enabled", KindFilter)
     list_editable = ("enabled",)
     search_fields = ("name", "title", "description", "callable_name", "api_action")
     readonly_fields = ("created_at", "updated_at", "definition_preview")
