@@ -246,3 +246,19 @@ def test_the_admins_messages_are_collected_through_djangos_own_api():
         {"level": "success", "message": "Done."},
         {"level": "warning", "message": "Careful."},
     ]
+
+
+def test_the_admin_tries_an_action_tool_as_a_user_and_sees_the_admins_messages():
+    people = seed()
+    ids = selection()
+    before = state()
+    client = Client()
+    client.force_login(people["root"])
+    tool = Tool.objects.get(name="item_activate")
+    page = client.post(f"/admin/mcp_tools/tool/{tool.pk}/try/", {"user": "alice", "arg_id__in": str(ids)})
+
+    touched = changed(before, state())
+    mine = set(Item.objects.filter(account__manager__username="alice").values_list("pk", flat=True))
+    assert touched and set(touched) <= mine
+    assert f"{len(mine & set(ids))} item(s) activated." in page.content.decode()
+    assert list(ToolCall.objects.values_list("tool_name", "transport", "outcome")) == [("item_activate", "admin", "ok")]
