@@ -110,6 +110,7 @@ class MCPHttpConsumer(AsyncConsumer):
 
     @staticmethod
     async def before_credentials(request: HTTPRequest) -> None:
+        """What admission lets a request do once its Host and Origin passed, before its credentials are read."""
         if mcp_settings.AUTHENTICATION_CLASSES:
             # DRF classes get the whole request, body included (a signed request needs it). Without them a
             # caller is known from headers alone, so a stranger is refused before any body is buffered.
