@@ -8,13 +8,8 @@ from collections import deque
 from typing import Any
 
 from channels.consumer import AsyncConsumer
-from channels.db import database_sync_to_async
-from django.db import InterfaceError, OperationalError
 
-from mcp_tools.access import permissions
-from mcp_tools.access.authentication import AuthenticationFailed, authenticate_anew, from_memory, refusal_challenge
 from mcp_tools.conf import mcp_settings
-from mcp_tools.connections import connection_lost, log_lost
 from mcp_tools.exceptions import (
     DatabaseUnavailable,
     HeaderMismatch,
@@ -31,14 +26,20 @@ from mcp_tools.exceptions import (
 from mcp_tools.loops import first_done
 from mcp_tools.notify.group import on_event
 from mcp_tools.notify.hub import hub
-from mcp_tools.notify.listeners import too_many_connections
 from mcp_tools.protocol import jsonrpc, modern
 from mcp_tools.protocol.jsonrpc import Notification, Request, Response
 from mcp_tools.server.dispatch import server
 from mcp_tools.server.session import InFlight, ListWatcher, Session
+from mcp_tools.transports.admission import (
+    REQUEST,
+    Refused,
+    admit,
+    ensure_room,
+    lapsed_challenge,
+    unavailable_when_lost,
+)
 from mcp_tools.transports.http_request import HTTPError, HTTPRequest
 from mcp_tools.transports.http_sessions import SESSION_ENDED, store
-from mcp_tools.transports.origins import host_allowed, origin_allowed
 from mcp_tools.transports.sse import EventStream
 
 SESSION_HEADER = b"mcp-session-id"
@@ -46,7 +47,6 @@ LEGACY_HEADER_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2
 JSON_HEADERS = [(b"content-type", b"application/json")]
 # An initialize that created no session: the request could not be accepted (spec: an HTTP error status).
 INITIALIZE_FAILED = 400
-RETRY_AFTER = b"5"  # seconds: about how long a database restart or failover takes
 # Where the door cannot hold a response open (a WSGI worker), what needs one is refused at once, never held.
 NO_STREAMS = (
     "This endpoint answers each request whole and holds no stream open: no GET stream, no subscriptions/listen. "
@@ -94,42 +94,29 @@ class MCPHttpConsumer(AsyncConsumer):
         """``serve``; a 503 when the database is lost before the request reaches a method (credentials,
         sessions), as the methods themselves answer such a loss in JSON-RPC."""
         try:
-            await self.serve(request)
-        except (OperationalError, InterfaceError) as exc:
-            if not connection_lost(exc):
-                raise
-            log_lost(exc, "before a request reached its method")
-            raise HTTPError(503, DatabaseUnavailable(), headers=[(b"retry-after", RETRY_AFTER)]) from None
+            with unavailable_when_lost("before a request reached its method"):
+                await self.serve(request)
+        except Refused as refusal:
+            raise refused(refusal) from None
 
     async def serve(self, request: HTTPRequest) -> None:
-        if not host_allowed(request.headers.get("Host")):
-            raise HTTPError(421, InvalidRequest("Invalid Host header"))
-        if not origin_allowed(request.headers.get("Origin"), request):
-            raise HTTPError(403, InvalidRequest("Invalid Origin header"))
-        if mcp_settings.AUTHENTICATION_CLASSES:
-            # DRF classes get the whole request, body included (a signed request needs it). Without them a
-            # caller is known from headers alone, so a stranger is refused before any body is buffered.
-            await request.read_body()
-        # Changes made in other processes bind before this request's credentials and tools are looked at.
-        await hub().ensure_fresh()
-        user, token = await self.authenticate(request)
+        admitted = await admit(request, REQUEST, prepare=lambda: self.before_credentials(request))
+        user, token = admitted.user, admitted.token
         version = request.headers.get("MCP-Protocol-Version")
         if version is not None and version not in LEGACY_HEADER_VERSIONS:
             await self.serve_modern(request, user, token)
         else:
             await self.serve_legacy(request, user, token, version)
 
-    async def authenticate(self, request: HTTPRequest) -> tuple[Any, Any]:
-        try:
-            # A client that keeps calling is known from memory; only a new or stale credential costs a
-            # trip to a database thread.
-            known = from_memory(request)
-            user, token = known if known is not None else await database_sync_to_async(authenticate_anew)(request)
-        except AuthenticationFailed as exc:
-            raise HTTPError(exc.status, InvalidRequest(str(exc)), headers=_challenge(request, exc)) from None
-        if not permissions.may_connect(user):
-            raise HTTPError(401, InvalidRequest("Authentication required"), headers=_challenge(request))
-        return user, token
+    @staticmethod
+    async def before_credentials(request: HTTPRequest) -> None:
+        """What admission lets a request do once its Host and Origin passed, before its credentials are read."""
+        if mcp_settings.AUTHENTICATION_CLASSES:
+            # DRF classes get the whole request, body included (a signed request needs it). Without them a
+            # caller is known from headers alone, so a stranger is refused before any body is buffered.
+            await request.read_body()
+        # Changes made in other processes bind before this request's credentials and tools are looked at.
+        await hub().ensure_fresh()
 
     # 2026-07-28 ---------------------------------------------------------------------------------
 
@@ -158,8 +145,10 @@ class MCPHttpConsumer(AsyncConsumer):
     @staticmethod
     def check_room(user: Any, request_id: Any = None) -> None:
         """429 when the user already holds MAX_CONNECTIONS_PER_USER streams and sockets in this process."""
-        if not hub().admits(user):
-            raise HTTPError(429, InvalidRequest(too_many_connections()), request_id=request_id)
+        try:
+            ensure_room(user)
+        except Refused as refusal:
+            raise refused(refusal, request_id) from None
 
     def check_modern_headers(self, request: HTTPRequest, method: str, params: dict[str, Any], request_id: Any) -> None:
         """The ladder: envelope (-32602), then headers against the body (-32020), then version (-32022)."""
@@ -341,7 +330,7 @@ class Exchange:
         status = modern_status(response) if self.modern else 200
         body = jsonrpc.encode(response).encode()
         # Credentials that stopped working mid-request: the client learns where to get new ones.
-        challenge = _challenge(self.request, AuthenticationFailed("")) if status == 401 else []
+        challenge = lapsed_challenge(self.request) if status == 401 else []
         await self.request.respond(status, body, [*JSON_HEADERS, *self.headers(), *challenge])
 
     async def _stream(self, task: asyncio.Task[Any], gone: asyncio.Future[None]) -> None:
@@ -431,5 +420,6 @@ def _discard(message: Any) -> None:
     """Where messages go when nobody can receive them."""
 
 
-def _challenge(request: HTTPRequest, failure: AuthenticationFailed | None = None) -> list[tuple[bytes, bytes]]:
-    return [(b"www-authenticate", refusal_challenge(request, failure).encode("latin-1", "replace"))]
+def refused(refusal: Refused, request_id: Any = None) -> HTTPError:
+    """The HTTP answer to a refused admission (or a stream refused for the user's allowance)."""
+    return HTTPError(refusal.status, refusal.error, request_id=request_id, headers=refusal.headers)

@@ -5,24 +5,17 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
-from django.db import InterfaceError, OperationalError
 
-from mcp_tools.access import permissions
-from mcp_tools.access.authentication import AuthenticationFailed, authenticate_anew, refusal_challenge
 from mcp_tools.conf import mcp_settings
-from mcp_tools.connections import connection_lost, log_lost
-from mcp_tools.exceptions import DatabaseUnavailable, InvalidRequest, ProtocolError
+from mcp_tools.exceptions import InvalidRequest
 from mcp_tools.notify.hub import hub
-from mcp_tools.notify.listeners import too_many_connections
 from mcp_tools.protocol.errors import error_response
 from mcp_tools.protocol.jsonrpc import encode
 from mcp_tools.server.dispatch import server
 from mcp_tools.server.session import Session
+from mcp_tools.transports.admission import HANDSHAKE, Refused, admit, handshake
 from mcp_tools.transports.channels_adapter import DirectDispatch
-from mcp_tools.transports.http_request import connection_request
-from mcp_tools.transports.origins import connection_problem
 from mcp_tools.transports.outbox import Outbox
 
 SUBPROTOCOL = "mcp"
@@ -44,36 +37,15 @@ class MCPWebsocketConsumer(DirectDispatch, AsyncWebsocketConsumer):
 
     async def connect(self) -> None:
         try:
-            handshake = connection_request(self.scope)
-        except InvalidRequest as exc:
-            await self.refuse(400, exc.message)
-            return
-        problem = connection_problem(handshake)
-        if problem is not None:
-            await self.refuse(403, f"Invalid {problem.capitalize()} header")
-            return
-        try:
-            user, token = await database_sync_to_async(authenticate_anew)(handshake)
-        except AuthenticationFailed as exc:
-            await self.refuse(exc.status, str(exc), refusal_challenge(handshake, exc))
-            return
-        except (OperationalError, InterfaceError) as exc:
-            if not connection_lost(exc):
-                raise
-            log_lost(exc, "authenticating a WebSocket")
-            await self.refuse(503, DatabaseUnavailable())
-            return
-        if not permissions.may_connect(user):
-            await self.refuse(401, "Authentication required", refusal_challenge(handshake))
-            return
-        if not hub().admits(user):
-            await self.refuse(429, too_many_connections())
+            admitted = await admit(handshake(self.scope), HANDSHAKE)
+        except Refused as refusal:
+            await self.refuse(refusal)
             return
         self.outbox = Outbox(self.send_text, limit=int(mcp_settings.MAX_UNSENT_BYTES), overflow=self.not_reading)
         self.session = Session(
             transport="websocket",
-            user=user,
-            token=token,
+            user=admitted.user,
+            token=admitted.token,
             emit=self.outbox.put,
             can_notify=True,
         )
@@ -83,18 +55,15 @@ class MCPWebsocketConsumer(DirectDispatch, AsyncWebsocketConsumer):
         offered = self.scope.get("subprotocols") or []
         await self.accept(SUBPROTOCOL if SUBPROTOCOL in offered else None)
 
-    async def refuse(self, status: int, reason: str | ProtocolError, challenge: str = "") -> None:
-        """Deny the handshake with an HTTP status where the server supports it, else close (403); the body is
-        ``reason``'s error (a text: -32600)."""
+    async def refuse(self, refusal: Refused) -> None:
+        """Deny the handshake with the refusal's status, headers and error where the server supports it, else
+        close (403)."""
         if "websocket.http.response" not in self.scope.get("extensions", {}):
             await self.close()
             return
-        headers = [(b"content-type", b"application/json")]
-        if challenge:
-            headers.append((b"www-authenticate", challenge.encode("latin-1", "replace")))
-        error = reason if isinstance(reason, ProtocolError) else InvalidRequest(reason)
-        body = encode(error_response(None, error)).encode()
-        await self.base_send({"type": "websocket.http.response.start", "status": status, "headers": headers})
+        headers = [(b"content-type", b"application/json"), *refusal.headers]
+        body = encode(error_response(None, refusal.error)).encode()
+        await self.base_send({"type": "websocket.http.response.start", "status": refusal.status, "headers": headers})
         await self.base_send({"type": "websocket.http.response.body", "body": body})
 
     def not_reading(self) -> None:
