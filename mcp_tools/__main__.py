@@ -15,6 +15,8 @@ import sysconfig
 import traceback
 from collections.abc import Sequence
 
+from django.core.management import execute_from_command_line
+
 SETTINGS_VARIABLE = "DJANGO_SETTINGS_MODULE"
 FAILED = 1
 
@@ -71,8 +73,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem is not None:
         print(f"mcp_tools: cannot import the settings module {module!r}: {problem}", file=sys.stderr)
         return FAILED
-    from django.core.management import execute_from_command_line
-
     execute_from_command_line(["python -m mcp_tools", "mcp_stdio", *(["--user", options.user] if options.user else [])])
     return 0
 

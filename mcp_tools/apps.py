@@ -12,7 +12,8 @@ class MCPToolsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Importing these connects their signal receivers and registers the system checks.
+        # Imported once the app registry is ready, as Django asks of ready(): importing the first four connects
+        # their signal receivers and registers the system checks; the registry then finds each app's tools.
         from mcp_tools import checks  # noqa: F401
         from mcp_tools.history import recorder  # noqa: F401
         from mcp_tools.notify import signals  # noqa: F401

@@ -5,13 +5,24 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from django.apps import apps
 from django.conf import settings
 from django.core import checks
 from django.core.management import get_commands, load_command_class
+from django.core.servers.basehttp import WSGIServer
+from django.db import DatabaseError
+from django.urls import NoReverseMatch, Resolver404, get_script_prefix, resolve, reverse
 from django.utils.module_loading import import_string
 
-from mcp_tools.access import concurrency
+from mcp_tools.access import concurrency, scopes
 from mcp_tools.conf import DEFAULTS, IMPORT_STRINGS, SETTING_NAME, mcp_settings
+from mcp_tools.models import ModelQuery, SearchSource, Tool
+from mcp_tools.tools.executors.api.actions import available
+from mcp_tools.tools.executors.queries.exposure import exposure
+from mcp_tools.tools.executors.queries.sources import as_query
+from mcp_tools.tools.registry import registry
+from mcp_tools.transports import endpoints
+from mcp_tools.transports.channels_routing import http_route
 from mcp_tools.transports.origins import is_origin_pattern
 from mcp_tools.validators import RATE_RE
 
@@ -180,8 +191,6 @@ def check_endpoint_served(app_configs: Any = None, **kwargs: Any) -> list[checks
 def urlconf_serves_endpoint() -> bool:
     """Whether the URLconf routes the endpoint of ``mcp_tools.urls`` to its view, wherever it is included and
     whatever an earlier pattern might shadow."""
-    from django.urls import NoReverseMatch, Resolver404, get_script_prefix, resolve, reverse
-
     if not getattr(settings, "ROOT_URLCONF", None):
         return False
     try:
@@ -205,32 +214,12 @@ def channels_route_serves_endpoint() -> bool:
 
 
 def _routes_to_endpoint(application: Any, path: str) -> bool:
-    """Follow Channels' routers and middleware (``application_mapping``, ``routes``, ``inner``) as a request
-    for ``path`` would; the first route that matches decides."""
-    from channels.routing import ProtocolTypeRouter, URLRouter
-
-    from mcp_tools.transports import endpoints
-
-    while not isinstance(application, URLRouter):
-        if isinstance(application, ProtocolTypeRouter):
-            application = application.application_mapping.get("http")
-        elif hasattr(application, "inner"):  # Channels' middleware and the endpoints' own
-            application = application.inner
-        else:
-            return False
-    for route in application.routes:
-        match = route.pattern.match(path)
-        if match:
-            if route.callback is endpoints.streamable_http:
-                return match[0] == ""
-            return _routes_to_endpoint(route.callback, match[0])
-    return False
+    """Whether a request for ``path`` reaches the endpoint itself, with nothing of the path left over."""
+    return any(app is endpoints.streamable_http and rest == "" for app, rest in http_route(application, path))
 
 
 def runserver_serves_asgi() -> bool:
     """Whether the installed ``runserver`` command serves ASGI (daphne's) rather than Django's WSGI server."""
-    from django.core.servers.basehttp import WSGIServer
-
     command = load_command_class(get_commands()["runserver"], "runserver")
     server = getattr(command, "server_cls", None)
     return not (isinstance(server, type) and issubclass(server, WSGIServer))
@@ -267,10 +256,6 @@ def check_channel_layer(app_configs: Any = None, **kwargs: Any) -> list[checks.C
 @checks.register(checks.Tags.models)
 def check_model_scopes(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """A scope registered for a model that is not installed would silently narrow nothing."""
-    from django.apps import apps
-
-    from mcp_tools.access import scopes
-
     installed = {model._meta.label_lower for model in apps.get_models()}
     return [
         checks.Error(
@@ -285,8 +270,6 @@ def check_model_scopes(app_configs: Any = None, **kwargs: Any) -> list[checks.Ch
 
 @checks.register(checks.Tags.database, deploy=False)
 def check_tool_callables(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    from mcp_tools.tools.registry import registry
-
     return [
         checks.Warning(
             f"Tool {name!r} runs {callable_name!r}, which no installed app registers.",
@@ -302,8 +285,6 @@ def check_tool_callables(app_configs: Any = None, databases: Any = None, **kwarg
 @checks.register(checks.Tags.database, deploy=False)
 def check_api_actions(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """An API-action tool whose action the site no longer routes is listed to nobody and runs nothing."""
-    from mcp_tools.tools.executors.api.actions import available
-
     rows = _tools_of_kind("api_action", "api_action", databases)
     routed = available() if rows else {}
     return [
@@ -322,10 +303,6 @@ def _tools_of_kind(kind: str, column: str, databases: Any) -> list[tuple[str, st
     """(name, ``column``) of the tools of ``kind``; none when the database checks were not asked for or fail."""
     if not databases:
         return []
-    from django.db import DatabaseError
-
-    from mcp_tools.models import Tool
-
     try:
         return list(Tool.objects.filter(kind=kind).values_list("name", column))
     except DatabaseError:
@@ -340,12 +317,6 @@ def check_model_query_exposure(
     serve nobody)."""
     if not databases:
         return []
-    from django.db import DatabaseError
-
-    from mcp_tools.models import ModelQuery, SearchSource
-    from mcp_tools.tools.executors.queries.exposure import exposure
-    from mcp_tools.tools.executors.queries.sources import as_query
-
     try:
         queries = [(row.tool.name, row) for row in ModelQuery.objects.select_related("tool").order_by("tool__name")]
         sources = SearchSource.objects.select_related("tool").order_by("tool__name", "pk")
@@ -373,8 +344,6 @@ def _excluded_model_warning(tool: str, label: str) -> checks.CheckMessage:
 
 
 def _secret_field_warning(tool: str, allow_list: str, path: str) -> checks.CheckMessage:
-    from mcp_tools.models import ModelQuery
-
     where = getattr(ModelQuery._meta.get_field(allow_list), "verbose_name", allow_list)
     return checks.Warning(
         f"Tool {tool!r} names {path!r} in its {where}, which looks like a secret: the tool is hidden from every "

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable
 from http import HTTPStatus
 from typing import Any
 
+from mcp_tools.conf import mcp_settings
+
 WSGIApplication = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
@@ -26,9 +28,7 @@ def endpoints_first(application: WSGIApplication, prefix: str = "/mcp") -> WSGIA
     """``application``, with ``prefix`` (the endpoint) and ``prefix + "/health"`` answered first."""
     # Imported here: a site's wsgi.py imports this module before Django is set up (get_wsgi_application()
     # is what sets it up), and the endpoints need settings and apps.
-    from mcp_tools.conf import mcp_settings
-    from mcp_tools.transports import endpoints
-    from mcp_tools.transports.django_views import LENGTH_REQUIRED, answer_whole, environ_scope, unread_chunked
+    from mcp_tools.transports import django_views, endpoints
 
     routes = {prefix: endpoints.streamable_http, f"{prefix}/health": endpoints.health}
 
@@ -37,11 +37,13 @@ def endpoints_first(application: WSGIApplication, prefix: str = "/mcp") -> WSGIA
         app = routes.get(path)
         if app is None:
             return application(environ, start_response)
-        if unread_chunked(environ):
-            start, content = LENGTH_REQUIRED
+        if django_views.unread_chunked(environ):
+            start, content = django_views.LENGTH_REQUIRED
         else:
             body = _body(environ, int(mcp_settings.MAX_MESSAGE_BYTES) + 1)
-            start, content = answer_whole(app, environ_scope(environ, path, streams=False), body)
+            start, content = django_views.answer_whole(
+                app, django_views.environ_scope(environ, path, streams=False), body
+            )
         status = int(start["status"])
         headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in start.get("headers", ())]
         start_response(f"{status} {_reason(status)}", headers)

@@ -1,4 +1,4 @@
-"""What a site imports: the package's public names, and the old module paths that still work for a release."""
+"""What a site imports: the package's public names, and not the old module paths, removed in 0.1.0."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import importlib
 import pytest
 
 import mcp_tools
-from mcp_tools.access import permissions, sensitive
-from mcp_tools.notify import counters
+from mcp_tools.access import permissions
 from mcp_tools.tools import content
 
 
@@ -25,26 +24,17 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 
 
 @pytest.mark.parametrize(
-    ("old", "name", "new"),
-    [
-        ("mcp_tools.permissions", "IsAuthenticated", permissions),
-        ("mcp_tools.permissions", "BasePermission", permissions),
-        ("mcp_tools.content", "ToolResult", content),
-        ("mcp_tools.sensitive", "is_secret_name", sensitive),
-        ("mcp_tools.polling", "bump", counters),
-    ],
+    "old",
+    ["mcp_tools.permissions", "mcp_tools.content", "mcp_tools.sensitive", "mcp_tools.polling", "mcp_tools.deprecation"],
 )
-def test_an_old_path_still_works_with_a_deprecation_warning_naming_the_new_one(old: str, name: str, new: object):
-    module = importlib.import_module(old)
-    with pytest.warns(DeprecationWarning, match=rf"{old}\.{name} moved to {new.__name__}\.{name}"):
-        found = getattr(module, name)
-    assert found is getattr(new, name)
+def test_the_old_module_paths_are_gone(old: str) -> None:
+    with pytest.raises(ModuleNotFoundError, match=rf"No module named '{old}'"):
+        importlib.import_module(old)
 
 
-def test_the_old_permission_class_paths_in_settings_still_decide(settings) -> None:
-    from django.contrib.auth.models import AnonymousUser, User
+def test_an_old_permission_class_path_in_settings_is_refused_by_its_check(settings) -> None:
+    from mcp_tools.checks import check_settings
 
     settings.MCP_TOOLS = {**settings.MCP_TOOLS, "PERMISSION_CLASSES": ["mcp_tools.permissions.IsAuthenticated"]}
-    with pytest.warns(DeprecationWarning):
-        allowed = permissions.may_use(User(username="u", is_active=True), tool=None)
-    assert allowed and not permissions.may_use(AnonymousUser(), tool=None)
+
+    assert [message.id for message in check_settings()] == ["mcp_tools.E003"]

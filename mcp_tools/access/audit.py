@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from channels.db import database_sync_to_async
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connections, router, transaction
 from django.utils import timezone
 
@@ -24,6 +25,7 @@ from mcp_tools.access.audit_arguments import UNSTORABLE, storable_text
 from mcp_tools.conf import mcp_settings
 from mcp_tools.connections import retried
 from mcp_tools.loops import PerLoop
+from mcp_tools.models import AccessToken, ToolCall
 
 logger = logging.getLogger("mcp_tools")
 
@@ -131,8 +133,6 @@ def as_values(row: dict[str, Any]) -> Row:
 
 def _insert(rows: list[Row]) -> None:
     """Insert ``rows``; a connection lost since the last write (a database restart) is replaced once."""
-    from mcp_tools.models import ToolCall
-
     retried(_insert_on, router.db_for_write(ToolCall))(rows)
 
 
@@ -146,8 +146,6 @@ def _insert_on(rows: list[Row]) -> None:
 
 def _execute_many(rows: list[Row]) -> None:
     """One executemany per batch: model instances and per-field preparation cost more than the insert."""
-    from mcp_tools.models import ToolCall
-
     alias = router.db_for_write(ToolCall)
     connection = connections[alias]
     adapt_time = connection.ops.adapt_datetimefield_value
@@ -163,8 +161,6 @@ def _execute_many(rows: list[Row]) -> None:
 
 @lru_cache(maxsize=8)
 def _insert_sql(alias: str) -> str:
-    from mcp_tools.models import ToolCall
-
     quote = connections[alias].ops.quote_name
     by_attname = {f.attname: f for f in ToolCall._meta.concrete_fields}
     columns = ", ".join(quote(str(by_attname[name].column)) for name in COLUMNS)
@@ -172,10 +168,6 @@ def _insert_sql(alias: str) -> str:
 
 
 def _without_dangling_links(rows: list[Row]) -> list[Row]:
-    from django.contrib.auth import get_user_model
-
-    from mcp_tools.models import AccessToken
-
     users = _existing(get_user_model(), {row[USER] for row in rows})
     tokens = _existing(AccessToken, {row[TOKEN] for row in rows})
     kept = []
@@ -193,8 +185,6 @@ def _existing(model: Any, ids: set[Any]) -> set[Any]:
 
 def prune(days: int | None = None) -> int:
     """Delete rows older than the retention period; returns how many went."""
-    from mcp_tools.models import ToolCall
-
     keep = int(days if days is not None else mcp_settings.AUDIT_RETENTION_DAYS)
     deleted, _ = ToolCall.objects.filter(created_at__lt=timezone.now() - timedelta(days=keep)).delete()
     return deleted

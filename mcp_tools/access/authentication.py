@@ -24,6 +24,7 @@ from mcp_tools.access.resource import challenge
 from mcp_tools.conf import mcp_settings
 from mcp_tools.connections import retried
 from mcp_tools.exceptions import MCPError
+from mcp_tools.models import AccessToken, hash_token
 
 
 class AuthenticationFailed(MCPError):
@@ -145,8 +146,6 @@ _recent = RecentTokens(RECENT_LIMIT)
 
 def user_for_token(raw: str) -> tuple[Any, Any]:
     """The (user, token) a bearer token belongs to; AuthenticationFailed when invalid or expired."""
-    from mcp_tools.models import hash_token
-
     return remembered_or(hash_token(raw), lambda: _load_site_token(raw))
 
 
@@ -173,8 +172,6 @@ def remembered_or(key: str, load: Callable[[], tuple[Any, Any]]) -> tuple[Any, A
 
 
 def _load_site_token(raw: str) -> tuple[Any, Any]:
-    from mcp_tools.models import AccessToken, hash_token
-
     token = AccessToken.objects.select_related("user").filter(digest=hash_token(raw)).first()
     if token is None or token.is_expired or not token.user.is_active:
         raise AuthenticationFailed("The access token is invalid or expired.")
@@ -225,8 +222,6 @@ def from_memory(request: Connection) -> tuple[Any, Any] | None:
 
 def authenticate_anew(request: Connection) -> tuple[Any, Any]:
     """``authenticate``, once more on a fresh connection when the kept one was lost (a database restart)."""
-    from mcp_tools.models import AccessToken
-
     return retried(authenticate, router.db_for_read(AccessToken))(request)
 
 
@@ -241,11 +236,15 @@ def authenticate(request: Connection) -> tuple[Any, Any]:
     if mcp_settings.AUTHENTICATION_CLASSES and not _carries_mcp_token(request):
         raw = _bearer_or_none(request)
         found = _other_bearer(raw, request) if raw is not None else None
-        return found if found is not None else drf_authenticate(request)
+        if found is not None:
+            return found
+        _need_database()
+        # Imported here: DRF is an optional extra, needed only by a site that sets AUTHENTICATION_CLASSES.
+        from mcp_tools.access.drf_authentication import drf_authenticate
+
+        return drf_authenticate(request)
     raw = bearer_token(request)
     if raw is not None:
-        from mcp_tools.models import AccessToken
-
         if not raw.startswith(AccessToken.PREFIX):
             found = _other_bearer(raw, request)
             if found is not None:
@@ -284,32 +283,8 @@ def _other_bearer(raw: str, request: Connection) -> tuple[Any, Any] | None:
 
 def _carries_mcp_token(request: Connection) -> bool:
     """Whether the Authorization header holds one of our tokens (or there is no header at all)."""
-    from mcp_tools.models import AccessToken
-
     value = request.headers.get("Authorization")
     return value is None or value.strip().lower().startswith(f"bearer {AccessToken.PREFIX}")
-
-
-def drf_authenticate(request: Connection) -> tuple[Any, Any]:
-    """Try each configured DRF authentication class on Django's request for the connection, as a view would."""
-    from rest_framework import exceptions
-    from rest_framework.request import Request
-
-    _need_database()
-    django_request = cast(HttpRequest, getattr(request, "django", request))
-    authenticators = [cls() for cls in mcp_settings.imported("AUTHENTICATION_CLASSES")]
-    drf_request = Request(django_request, authenticators=authenticators)
-    try:
-        for authenticator in authenticators:
-            found = authenticator.authenticate(drf_request)
-            if found is not None:
-                user, _auth = found
-                if not getattr(user, "is_active", False):
-                    raise AuthenticationFailed("The user is inactive.")
-                return user, None
-    except exceptions.AuthenticationFailed as exc:
-        raise AuthenticationFailed(str(exc.detail)) from None
-    raise AuthenticationFailed("The credentials were not accepted.")
 
 
 def refusal_challenge(connection: Connection, failure: AuthenticationFailed | None = None) -> str:

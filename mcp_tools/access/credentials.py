@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, Protocol
 
 from mcp_tools.access import permissions
 from mcp_tools.access.reach import Reach
+from mcp_tools.models import AccessToken
 
 #: Why a caller's connection ends, as its transport tells the client.
 TOKEN_REVOKED = "The access token was revoked."
@@ -102,7 +103,5 @@ def credentials_problem(user: Any, token: Any) -> str | None:
 
 
 def _site_tokens(ids: set[Any]) -> Rows:
-    from mcp_tools.models import AccessToken
-
     found = AccessToken.objects.filter(pk__in=ids).values_list("pk", "user_id", "expires_at")
     return {pk: Row(user_id, expires) for pk, user_id, expires in found}

@@ -12,6 +12,7 @@ from django.db.models import F
 
 from mcp_tools.conf import mcp_settings
 from mcp_tools.connections import retried
+from mcp_tools.models import ChangeCounter
 
 TOOLS = "tools"  # tools, their grants, model queries and rate overrides
 ACCESS = "access"  # users, groups, memberships and permissions
@@ -23,8 +24,6 @@ Counters = dict[str, int]
 
 def bump(kind: str = TOOLS, using: str | None = None) -> None:
     """Count one change inside the current transaction (so a rollback undoes it)."""
-    from mcp_tools.models import ChangeCounter
-
     manager = ChangeCounter.objects.db_manager(using)
     if not manager.filter(pk=kind).update(value=F("value") + 1):
         manager.get_or_create(pk=kind, defaults={"value": 1})
@@ -33,14 +32,10 @@ def bump(kind: str = TOOLS, using: str | None = None) -> None:
 def read() -> Counters:
     """Every counter's committed value (0 for a kind never changed); once more on a fresh connection if the
     kept one was lost."""
-    from mcp_tools.models import ChangeCounter
-
     return retried(_read, router.db_for_read(ChangeCounter))()
 
 
 def _read() -> Counters:
-    from mcp_tools.models import ChangeCounter
-
     found = dict(ChangeCounter.objects.filter(pk__in=KINDS).values_list("name", "value"))
     return {kind: int(found.get(kind, 0)) for kind in KINDS}
 

@@ -14,6 +14,8 @@ class OAuthConfig(AppConfig):
     verbose_name = _("MCP connectors (OAuth)")
 
     def ready(self) -> None:
+        # Imported once the app registry is ready, as Django asks of ready(): these modules load the toolkit's and
+        # the auth app's models.
         from mcp_tools.access.authentication import register_bearer
         from mcp_tools.access.credentials import register_kind
         from mcp_tools.oauth import checks, jwt_tokens, signals, tokens  # noqa: F401  (checks and signals register)

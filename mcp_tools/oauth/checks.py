@@ -10,10 +10,14 @@ from django.core import checks
 from django.template import TemplateDoesNotExist
 from django.template.loader import get_template
 from django.urls import NoReverseMatch, Resolver404, resolve
+from oauth2_provider.oauth2_validators import is_valid_resource_uri
+from oauth2_provider.settings import oauth2_settings
 
 from mcp_tools.conf import mcp_settings
 from mcp_tools.oauth import issuers
+from mcp_tools.oauth.redirect_uris import CheckedMetadataFetcher
 from mcp_tools.oauth.signin import login_url
+from mcp_tools.oauth.validator import MCPOAuth2Validator
 
 
 @checks.register(checks.Tags.compatibility)
@@ -31,8 +35,6 @@ def check_toolkit_installed(app_configs: Any = None, **kwargs: Any) -> list[chec
 
 @checks.register(checks.Tags.security)
 def check_pkce(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    from oauth2_provider.settings import oauth2_settings
-
     found: list[checks.CheckMessage] = []
     if not oauth2_settings.PKCE_REQUIRED:
         found.append(
@@ -145,9 +147,7 @@ def view_template(view: Any) -> str | None:
 @checks.register(checks.Tags.security)
 def check_oauth_lists(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     if not apps.is_installed("oauth2_provider"):
-        return []  # E010 says so; the toolkit's validators cannot load without it
-    from oauth2_provider.oauth2_validators import is_valid_resource_uri
-
+        return []  # E010 says so
     found: list[checks.CheckMessage] = []
     resources = mcp_settings.OAUTH_RESOURCES
     if not isinstance(resources, list | tuple) or not all(is_valid_resource_uri(url) for url in resources):
@@ -179,11 +179,6 @@ def check_toolkit_hooks(app_configs: Any = None, **kwargs: Any) -> list[checks.C
     """The toolkit runs with this app's validator and CIMD fetcher (``provider_settings()`` names both)."""
     if not apps.is_installed("oauth2_provider"):
         return []
-    from oauth2_provider.settings import oauth2_settings
-
-    from mcp_tools.oauth.redirect_uris import CheckedMetadataFetcher
-    from mcp_tools.oauth.validator import MCPOAuth2Validator
-
     missing = []
     if not issubclass(oauth2_settings.OAUTH2_VALIDATOR_CLASS, MCPOAuth2Validator):
         missing.append("OAUTH2_VALIDATOR_CLASS (mcp_tools.oauth.validator.MCPOAuth2Validator)")

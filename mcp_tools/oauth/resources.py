@@ -60,7 +60,10 @@ class OAuthlibConnection(HttpRequest):
     """The Django request an oauthlib request was made from, as far as its host, port and scheme go.
 
     django-oauth-toolkit hands oauthlib the request's ``META`` as headers, and marks a secure request with
-    ``X_DJANGO_OAUTH_TOOLKIT_SECURE`` (a name no client header can take: those all start ``HTTP_``).
+    ``X_DJANGO_OAUTH_TOOLKIT_SECURE`` (a name no client header can take: those all start ``HTTP_``). Neither the
+    marker nor Django's ``HttpRequest._get_scheme`` hook is documented: this class is the one place that relies on
+    them, checked against django-oauth-toolkit 3.4.1 with Django 5.2; ``tests/test_oauth_request_adapter.py``
+    runs a request through the toolkit's ``OAuthLibCore.extract_headers`` and fails when either changes.
     """
 
     def __init__(self, request: Request) -> None:

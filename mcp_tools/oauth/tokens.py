@@ -15,6 +15,9 @@ from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
+from oauth2_provider.models import get_access_token_model
+from oauth2_provider.settings import oauth2_settings
+from oauthlib.common import Request
 
 from mcp_tools.access.authentication import AuthenticationFailed, InsufficientScope, remembered_or
 from mcp_tools.access.credentials import Row, Rows
@@ -87,8 +90,6 @@ def _issued_for(token: Any, resource: str) -> bool:
 
 def rows(ids: set[Any]) -> Rows:
     """The OAuth access tokens with these ids that still exist, with the reach their user chose for the client."""
-    from oauth2_provider.models import get_access_token_model
-
     found = list(
         get_access_token_model().objects.filter(pk__in=ids).values_list("pk", "user_id", "expires", "application_id")
     )
@@ -97,9 +98,6 @@ def rows(ids: set[Any]) -> Rows:
 
 
 def _validated(raw: str, resource: str) -> Any:
-    from oauth2_provider.settings import oauth2_settings
-    from oauthlib.common import Request
-
     request = Request(resource)
     if not oauth2_settings.OAUTH2_VALIDATOR_CLASS().validate_bearer_token(raw, [], request):
         row = _row(raw)
@@ -113,8 +111,6 @@ def _validated(raw: str, resource: str) -> Any:
 
 def _row(raw: str) -> Any:
     """The row holding this token (the site's own, or one an external server's introspection cached)."""
-    from oauth2_provider.models import get_access_token_model
-
     checksum = hashlib.sha256(raw.encode("utf-8")).hexdigest()
     return get_access_token_model().objects.filter(token_checksum=checksum).first()
 

@@ -26,6 +26,7 @@ from django.db import connections, router
 
 from mcp_tools.access.concurrency import cache_alias
 from mcp_tools.loops import PerLoop
+from mcp_tools.models import ToolCall
 from mcp_tools.notify.events import channel_layer, group_name
 from mcp_tools.notify.group import cross_process
 
@@ -100,8 +101,6 @@ async def _passes(name: str, check: Any) -> bool:
 
 
 async def _database() -> None:
-    from mcp_tools.models import ToolCall
-
     await database_sync_to_async(_select_one)(router.db_for_write(ToolCall))
 
 

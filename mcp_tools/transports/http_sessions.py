@@ -30,6 +30,7 @@ from django.utils import timezone
 from mcp_tools.access import concurrency
 from mcp_tools.conf import mcp_settings
 from mcp_tools.connections import retried
+from mcp_tools.models import ClientSession
 from mcp_tools.notify.events import channel_layer, group_send
 from mcp_tools.notify.group import cross_process, on_event
 from mcp_tools.notify.hub import hub
@@ -259,8 +260,6 @@ def _dead() -> Q:
 
 def _insert(record: SessionRecord, cap: int) -> list[str]:
     """Store the session; the ids of its user's live sessions beyond ``cap``, least recently used first."""
-    from mcp_tools.models import ClientSession
-
     ClientSession.objects.create(
         id=record.id,
         user_id=record.user_id,
@@ -275,14 +274,10 @@ def _insert(record: SessionRecord, cap: int) -> list[str]:
 
 
 def _delete(session_ids: list[str]) -> None:
-    from mcp_tools.models import ClientSession
-
     ClientSession.objects.filter(id__in=session_ids).delete()
 
 
 def _prune_chunk() -> int:
-    from mcp_tools.models import ClientSession
-
     ids = list(ClientSession.objects.filter(_dead()).values_list("id", flat=True)[:PRUNE_CHUNK])
     if not ids:
         return 0
@@ -302,14 +297,10 @@ def prune() -> int:
 
 def _fetch(session_id: str) -> SessionRecord | None:
     """The live session's record, its last use noted; once more on a fresh connection if the kept one was lost."""
-    from mcp_tools.models import ClientSession
-
     return retried(_fetch_on, router.db_for_write(ClientSession))(session_id)
 
 
 def _fetch_on(session_id: str) -> SessionRecord | None:
-    from mcp_tools.models import ClientSession
-
     cutoff = timezone.now() - timedelta(seconds=int(mcp_settings.SESSION_TTL_SECONDS))
     row = ClientSession.objects.filter(id=session_id, ended_at__isnull=True, last_seen_at__gte=cutoff).first()
     revision = versions.lookup(row.revision) if row is not None else None
@@ -320,6 +311,4 @@ def _fetch_on(session_id: str) -> SessionRecord | None:
 
 
 def _mark_ended(session_id: str) -> None:
-    from mcp_tools.models import ClientSession
-
     ClientSession.objects.filter(id=session_id, ended_at__isnull=True).update(ended_at=timezone.now())

@@ -9,7 +9,7 @@ from django.db import transaction
 
 from mcp_tools.conf import mcp_settings
 from mcp_tools.history import recording
-from mcp_tools.models import Tool
+from mcp_tools.models import HINT_FIELDS, Tool
 from mcp_tools.tools.registry import registry
 
 
@@ -60,6 +60,4 @@ class Command(BaseCommand):
 
 
 def _hints(annotations: dict[str, bool]) -> dict[str, bool]:
-    from mcp_tools.models import HINT_FIELDS
-
     return {attr: annotations[wire] for attr, wire in HINT_FIELDS.items() if wire in annotations}

@@ -1,5 +1,0 @@
-"""Deprecated: moved to :mod:`mcp_tools.access.sensitive`; this path works until the next release."""
-
-from mcp_tools.deprecation import moved
-
-__getattr__ = moved(__name__, "mcp_tools.access.sensitive")
