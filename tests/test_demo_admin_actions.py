@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.live.demo import ORDERS_BY_MANAGER, call_as, replies_as, seeded_demo
+from tests.live.demo import call_as, orders_by_manager, replies_as, seeded_demo
 
 pytestmark = pytest.mark.live
 
@@ -25,11 +25,7 @@ def statuses(database: Any) -> dict[int, str]:
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     env, database = seeded_demo(tmp_path_factory)
-    with closing(sqlite3.connect(database)) as connection:
-        orders: dict[str, list[int]] = {}
-        for order_id, manager in connection.execute(ORDERS_BY_MANAGER):
-            orders.setdefault(manager, []).append(order_id)
-    return {"env": env, "database": database, "orders": orders}
+    return {"env": env, "database": database, "orders": orders_by_manager(database)}
 
 
 def test_support_ships_the_paid_orders_it_manages_and_no_others(shop: dict[str, Any]) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.live.demo import ORDERS_BY_MANAGER, call_as, error_text, replies_as, seeded_demo
+from tests.live.demo import call_as, error_text, orders_by_manager, replies_as, seeded_demo
 
 pytestmark = pytest.mark.live
 
@@ -24,10 +24,8 @@ CUSTOMERS_OF = """
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     env, database = seeded_demo(tmp_path_factory)
+    orders = orders_by_manager(database)
     with closing(sqlite3.connect(database)) as connection:
-        orders: dict[str, list[int]] = {}
-        for order_id, manager in connection.execute(ORDERS_BY_MANAGER):
-            orders.setdefault(manager, []).append(order_id)
         customers = {user: [row[0] for row in connection.execute(CUSTOMERS_OF, (user,))] for user in ("alice", "bob")}
         pending = [row[0] for row in connection.execute(PENDING)]
     return {"env": env, "orders": orders, "customers": customers, "pending": pending}

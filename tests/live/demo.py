@@ -4,8 +4,10 @@ made by one user in one stdio session."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,15 @@ def seeded_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str
     manage(env, "mcp_sync", "--enable")
     manage(env, "seed_demo")
     return env, database
+
+
+def orders_by_manager(database: Path) -> dict[str, list[int]]:
+    """The demo's order ids by the username of their customer's account manager ('' for none)."""
+    orders: dict[str, list[int]] = {}
+    with closing(sqlite3.connect(database)) as connection:
+        for order_id, manager in connection.execute(ORDERS_BY_MANAGER):
+            orders.setdefault(manager, []).append(order_id)
+    return orders
 
 
 def call_as(demo: dict[str, Any], user: str, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:

@@ -11,7 +11,6 @@ from mcp_tools.models import ModelQuery, Tool
 from mcp_tools.tools.content import CallResult
 from mcp_tools.tools.context import Context
 from mcp_tools.tools.executors import queries
-from mcp_tools.tools.executors.queries.arguments import allowed_names
 from mcp_tools.tools.executors.queries.config import QuerySpec, build
 from mcp_tools.tools.executors.queries.fields import FieldPathError
 from mcp_tools.tools.executors.queries.schema import input_schema, output_schema
@@ -53,11 +52,12 @@ class ModelQueryKind(ToolKind):
             return None
         # The schemas come from the configuration, not the stored row, so that an edited or stale row can
         # neither widen what a call may name (enums, row cap, list sizes) nor what a result may carry.
+        schema = input_schema(spec)
         return Plan(
             runs=spec,
-            input_schema=input_schema(spec),
+            input_schema=schema,
             output_schema=output_schema(spec),
-            argument_names=allowed_names(spec),
+            argument_names=frozenset(schema["properties"]),
             required_permissions=spec.permissions(),
             check_output=False,  # its rows come from the same allow-list its output schema was generated from
         )

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django import forms
+from django.core.exceptions import FieldDoesNotExist
+from rest_framework import serializers
 from rest_framework.schemas.openapi import AutoSchema, SchemaGenerator
 from rest_framework.schemas.utils import is_list_view
 
@@ -156,7 +158,6 @@ def _mapped(schema: AutoSchema, serializer: Any) -> dict[str, Any]:
     queryset the view gives at run time is read from the model, a field DRF cannot type (a method field, a
     read-only attribute, JSON, a custom field) takes any value rather than DRF's default of a string, which a
     client would hold the answer to, and a read-only field defaulting to None may be null."""
-    from rest_framework import serializers
 
     mapped: dict[str, Any] = schema.map_serializer(serializer)
     model = getattr(getattr(serializer, "Meta", None), "model", None)
@@ -182,14 +183,12 @@ def _mapped(schema: AutoSchema, serializer: Any) -> dict[str, Any]:
 
 def _custom(field: Any) -> bool:
     """A field class of the site's own made straight from ``Field``, which DRF maps as a string whatever it holds."""
-    from rest_framework import serializers
 
     kind = type(field)
     return not kind.__module__.startswith("rest_framework.") and kind.__mro__[1] is serializers.Field
 
 
 def _related_key_type(model: Any, source: str) -> str | None:
-    from django.core.exceptions import FieldDoesNotExist
 
     try:
         target = model._meta.get_field(source).target_field

@@ -43,12 +43,6 @@ class Plan:
     values: dict[str, Any] = field(default_factory=dict)
 
 
-def allowed_names(spec: QuerySpec) -> frozenset[str]:
-    from mcp_tools.tools.executors.queries.schema import input_schema
-
-    return frozenset(input_schema(spec)["properties"])
-
-
 def plan(spec: QuerySpec, arguments: dict[str, Any]) -> Plan:
     """The plan for arguments that already passed the input schema."""
     result = Plan(limit=min(int(arguments.get("limit", spec.default_limit)), spec.max_limit))

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import models
 
 from mcp_tools.access import scopes
@@ -250,7 +251,6 @@ def _scope_field(model: type[models.Model], path: str) -> str:
     field = resolve(model, path, relations).field
     if not isinstance(field, models.ForeignKey):
         raise FieldPathError(f"Scope field {path!r} must be a relation to the user model.")
-    from django.contrib.auth import get_user_model
 
     if field.related_model is not get_user_model():
         raise FieldPathError(f"Scope field {path!r} must point at the user model.")
