@@ -209,3 +209,10 @@ def test_the_tool_list_filters_by_kind_under_the_kinds_labels(admin_client, repl
     page = admin_client.get("/admin/mcp_tools/tool/?kind=reply_template").content.decode()
     assert "Canned reply (a template)" in page and "Admin action (the site" in page
     assert ">order_reply<" in page and ">adder<" not in page
+
+
+def test_a_tool_changed_to_another_kind_leaves_no_configuration_behind(reply_tool):
+    reply_tool.kind, reply_tool.callable_name = "callable", "add"
+    reply_tool.full_clean()
+    reply_tool.save()
+    assert Tool.objects.get(pk=reply_tool.pk).config == {}

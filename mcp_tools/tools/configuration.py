@@ -29,6 +29,8 @@ def check_tool(instance: Tool, **kwargs: Any) -> None:
     kind = kinds.find(instance.kind)
     if kind is None:
         raise ValidationError({"kind": _("No tool kind is registered as %(kind)s.") % {"kind": instance.kind}})
+    if "config" not in kind.uses:
+        instance.config = {}  # left from another kind: a file of this tool would carry it, and be refused
     kind.check(instance)
     if kind.generates_schemas and "config" in kind.uses:
         # The row keeps the schemas its configuration generates, as exports and the history show them.

@@ -13,6 +13,7 @@ import inspect
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from django.apps import apps
@@ -108,6 +109,7 @@ def page_problem(func: Callable[..., Any]) -> str:
     return ""
 
 
+@lru_cache(maxsize=1024)  # an action's code does not change while the process runs; reading it is not cheap
 def returns_value(func: Callable[..., Any]) -> bool:
     """Whether the code of ``func`` returns a value anywhere (besides a bare ``return`` or ``return None``)."""
     try:
