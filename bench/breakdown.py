@@ -91,6 +91,7 @@ class Client:
 
 async def call_figures(client: Client, tool: str, arguments: dict[str, Any], count: int, rounds: int) -> Figures:
     from mcp_tools.tools.catalog import catalog
+    from mcp_tools.tools.kinds.callables import CallableRun
     from mcp_tools.tools.kinds.results import to_result
     from mcp_tools.tools.registry import registry
 
@@ -100,17 +101,19 @@ async def call_figures(client: Client, tool: str, arguments: dict[str, Any], cou
             raise SystemExit(f"error: tools/call {tool} failed: {text[:300]}")
 
     entry = (await catalog.get()).by_name[tool]
-    registered = registry.get(entry.callable_name) if entry.callable_name else None
+    runs = entry.plan.runs if entry.plan is not None else None
+    registered = registry.get(runs.key) if isinstance(runs, CallableRun) else None
     figures = {"tools/call, whole (no network)": await per_op_us_async(call, count, rounds)}
     if registered is None:  # not a registered callable (a model query): the whole call and its schemas only
         figures["input validation (jsonschema)"] = per_op_us(
-            lambda: list(entry.input_validator.iter_errors(arguments)), count, rounds
+            lambda: entry.input_check.first_error(arguments), count, rounds
         )
-        if entry.output_validator is not None:
+        output_check = entry.output_check
+        if output_check is not None:
             text = await client.request("tools/call", {"name": tool, "arguments": arguments})
             structured = json.loads(text)["result"].get("structuredContent")
             figures["output validation (jsonschema)"] = per_op_us(
-                lambda: list(entry.output_validator.iter_errors(structured)), count, rounds
+                lambda: output_check.first_error(structured), count, rounds
             )
         return figures
     if registered.is_async:
@@ -129,12 +132,13 @@ async def call_figures(client: Client, tool: str, arguments: dict[str, Any], cou
     has_output_schema = entry.spec.output_schema is not None
     result = to_result(value, wraps_result=registered.wraps_result, has_output_schema=has_output_schema)
     figures["input validation (jsonschema)"] = per_op_us(
-        lambda: list(entry.input_validator.iter_errors(arguments)), count, rounds
+        lambda: entry.input_check.first_error(arguments), count, rounds
     )
-    if entry.output_validator is not None:
+    output_check = entry.output_check
+    if output_check is not None:
         structured = result.structured
         figures["output validation (jsonschema)"] = per_op_us(
-            lambda: list(entry.output_validator.iter_errors(structured)), count, rounds
+            lambda: output_check.first_error(structured), count, rounds
         )
     figures["return value to result (to_result)"] = per_op_us(
         lambda: to_result(value, wraps_result=registered.wraps_result, has_output_schema=has_output_schema),
