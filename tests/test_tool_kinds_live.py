@@ -55,7 +55,14 @@ async def http_client(server: ServerProcess, token: str, mode: str) -> AsyncIter
 
 
 async def listed_and_called(client: Client) -> tuple[Any, list[str]]:
-    listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+    listed: dict[str, Any] = {}
+    cursor: str | None = None
+    while True:  # the live site's tools fill several pages
+        page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+        listed.update((tool.name, tool) for tool in page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
     result = await client.call_tool("order_reply", {"name": "Ada", "order": "A-17"})
     assert not result.is_error
     return listed["order_reply"], [block.text for block in result.content if isinstance(block, types.TextContent)]
