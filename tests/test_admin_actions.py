@@ -19,6 +19,7 @@ from django.test.client import RequestFactory
 from mcp_tools.models import Tool, ToolCall
 from mcp_tools.tools.executors.admin_actions import messages
 from mcp_tools.tools.executors.admin_actions.offered import offered
+from mcp_tools.tools.kinds.checks import check_admin_site
 from tests.db import orm
 from tests.live import query_data
 from tests.live.query_data import grant
@@ -262,3 +263,10 @@ def test_the_admin_tries_an_action_tool_as_a_user_and_sees_the_admins_messages()
     assert touched and set(touched) <= mine
     assert f"{len(mine & set(ids))} item(s) activated." in page.content.decode()
     assert list(ToolCall.objects.values_list("tool_name", "transport", "outcome")) == [("item_activate", "admin", "ok")]
+
+
+@pytest.mark.parametrize("value", ["no.such.site", "django.contrib.admin.ModelAdmin"])
+def test_a_setting_that_names_no_admin_site_is_an_error_and_the_tool_page_still_opens(settings, admin_client, value):
+    settings.MCP_TOOLS = {"ADMIN_SITE": value}
+    assert [m.id for m in check_admin_site()] == ["mcp_tools.E015"]
+    assert admin_client.get("/admin/mcp_tools/tool/add/").status_code == 200

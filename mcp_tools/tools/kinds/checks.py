@@ -1,5 +1,6 @@
-"""System checks of saved tools against the registered kinds: a kind no app registers any more, and a
-configuration kept in ``Tool.config`` that no longer fits (an admin action gone, a filter on a removed field)."""
+"""System checks of the kinds: the admin site admin-action tools run on, and saved tools against the registered
+kinds (a kind no app registers any more, a configuration kept in ``Tool.config`` that no longer fits: an admin
+action gone, a filter on a removed field)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,26 @@ from django.core import checks
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError
 
+from mcp_tools.conf import mcp_settings
 from mcp_tools.models import Tool
+from mcp_tools.tools.executors.admin_actions.offered import admin_site
 from mcp_tools.tools.kinds.registry import kinds
+
+
+@checks.register()
+def check_admin_site(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """ADMIN_SITE names the admin site whose actions admin-action tools run."""
+    try:
+        admin_site()
+    except (ImportError, TypeError) as exc:
+        return [
+            checks.Error(
+                f"MCP_TOOLS['ADMIN_SITE'] = {mcp_settings.ADMIN_SITE!r} does not name an admin site: {exc}",
+                hint='Name an AdminSite instance by its dotted path, e.g. "django.contrib.admin.site".',
+                id="mcp_tools.E015",
+            )
+        ]
+    return []
 
 
 @checks.register(checks.Tags.database, deploy=False)
