@@ -13,7 +13,8 @@ from channels.testing import WebsocketCommunicator
 from django.core.management import CommandError, call_command
 
 from mcp_tools import ToolKind, register_kind
-from mcp_tools.models import Tool, ToolCall
+from mcp_tools.history import recording
+from mcp_tools.models import Tool, ToolCall, ToolChange
 from mcp_tools.tools.kinds.checks import check_tool_kinds
 from mcp_tools.tools.kinds.registry import KindRegistry, kinds
 from tests.db import db_call
@@ -216,3 +217,12 @@ def test_a_tool_changed_to_another_kind_leaves_no_configuration_behind(reply_too
     reply_tool.full_clean()
     reply_tool.save()
     assert Tool.objects.get(pk=reply_tool.pk).config == {}
+
+
+def test_its_configuration_changes_are_in_the_tools_history(reply_tool):
+    with recording(source="code"):
+        reply_tool.config = {**CONFIG, "template": "Hi {{ name }}, {{ order }} is on its way."}
+        reply_tool.full_clean()
+        reply_tool.save()
+    change = ToolChange.objects.filter(tool=reply_tool).latest("pk")
+    assert change.source == "code" and "config" in json.dumps(change.changes)
