@@ -126,6 +126,7 @@ MCP_TOOLS: dict[str, object] = {
     "TOKEN_CACHE_SECONDS": 0,
     "SESSION_PRUNE_SECONDS": 0,
     "DENIED_RATE": None,
+    "ADMIN_SITE": "tests.testapp.admin.site",  # the test app's back office (admin-action tools)
 }
 if os.environ.get("MCP_TEST_GROUP_NAME"):
     MCP_TOOLS["GROUP_NAME"] = os.environ["MCP_TEST_GROUP_NAME"]

@@ -30,7 +30,7 @@ from tests.wire import connected, listed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-CHANGELIST = "/admin/testapp/item/"
+CHANGELIST = "/backoffice/testapp/item/"
 ACTIONS = ("activate", "release", "retire")
 # user -> (permissions, groups, superuser)
 PEOPLE: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {

@@ -1,4 +1,6 @@
-"""The test app's admin: item actions of the kinds a site has, for admin-action tools to run."""
+"""The test app's back office: an admin site of its own (MCP_TOOLS["ADMIN_SITE"] in tests/settings.py) with item
+actions of the kinds a site has, for admin-action tools to run. Being another site than Django's default, it
+gives items no admin links, which the search tests expect."""
 
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ from tests.testapp.models import Item
 
 PUBLISHERS = "publishers"
 
+site = admin.AdminSite(name="backoffice")
 
-@admin.register(Item)
+
+@admin.register(Item, site=site)
 class ItemAdmin(admin.ModelAdmin):
     list_display = ["name", "account", "status", "active"]
     actions = ["activate", "release", "retire", "price_sheet"]
