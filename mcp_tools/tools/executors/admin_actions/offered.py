@@ -91,9 +91,19 @@ def actions_of(site: AdminSite, admin: ModelAdmin[Any]) -> list[tuple[Callable[.
     for action in [name for name, _func in site.actions] + list(admin.actions):
         found = admin.get_action(action)
         if found is not None:
-            func, name, description = found
-            named[name] = (func, name, str(description))
+            func, name, description = action_parts(found)
+            named[name] = (func, name, description)
     return list(named.values())
+
+
+def action_parts(found: Any) -> tuple[Callable[..., Any], str, str]:
+    """(function, name, description) of an action as ``ModelAdmin.get_action`` and ``get_actions`` give it: a tuple
+    up to Django 6.0, an ``Action`` with those attributes from 6.1 (which deprecates unpacking it)."""
+    if isinstance(found, tuple):
+        func, name, description = found
+        return func, str(name), str(description)
+    description = getattr(found, "plural_description", None) or found.description
+    return found.func, str(found.name), str(description)
 
 
 def find(key: str) -> OfferedAction | None:

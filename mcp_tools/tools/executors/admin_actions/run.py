@@ -12,7 +12,7 @@ from django.test.client import RequestFactory
 
 from mcp_tools.exceptions import ToolError
 from mcp_tools.tools.executors.admin_actions import messages
-from mcp_tools.tools.executors.admin_actions.offered import model_admin
+from mcp_tools.tools.executors.admin_actions.offered import action_parts, model_admin
 from mcp_tools.tools.executors.admin_actions.spec import AdminActionSpec
 from mcp_tools.tools.executors.queries import arguments as args
 from mcp_tools.tools.executors.queries.call import in_scope
@@ -31,9 +31,11 @@ def run(spec: AdminActionSpec, arguments: dict[str, Any], user: Any) -> dict[str
     request = action_request(user)
     collected = messages.collect(request)
     found = admin.get_actions(request).get(spec.action.name)
-    if found is None or found[0] is not spec.action.func:
-        # Not offered to this user (its allowed_permissions), or the admin changed since the tool was built.
-        raise ToolError(NOT_ALLOWED if found is None else NOT_OFFERED)
+    if found is None:
+        raise ToolError(NOT_ALLOWED)  # not offered to this user: its allowed_permissions
+    func = action_parts(found)[0]
+    if func is not spec.action.func:
+        raise ToolError(NOT_OFFERED)  # the admin changed since the tool was built
     if not admin.has_view_or_change_permission(request):
         raise ToolError(NOT_ALLOWED)
     alias = router.db_for_write(model)
@@ -48,7 +50,7 @@ def run(spec: AdminActionSpec, arguments: dict[str, Any], user: Any) -> dict[str
         if count == 0:
             return {"rows": 0, "messages": [{"level": "info", "message": "No rows match; nothing was changed."}]}
         try:
-            answered = found[0](admin, request, queryset)
+            answered = func(admin, request, queryset)
         except PermissionDenied:
             raise ToolError(NOT_ALLOWED) from None
         if answered is not None:
