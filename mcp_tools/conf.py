@@ -103,6 +103,15 @@ DEFAULTS: dict[str, Any] = {
     "MAX_PENDING_REQUESTS": 64,
     "MAX_CONNECTIONS_PER_USER": 32,  # open WebSockets and event streams per user, per process
     "MAX_UNSENT_BYTES": 16_777_216,  # answers a WebSocket client has not read yet, before it is closed
+    # Confirmations (docs/confirmations.md): how long a person has to answer, and the questions awaiting answers
+    # at once per session and per user (per process)
+    "CONFIRMATION_SECONDS": 300,
+    # How long an approver has to decide a call, and the caller to retry it once approved; calls one user may
+    # have waiting for an approver at once
+    "APPROVAL_SECONDS": 3600,
+    "MAX_PENDING_APPROVALS_PER_USER": 20,
+    "MAX_PENDING_QUESTIONS": 4,
+    "MAX_PENDING_QUESTIONS_PER_USER": 16,
     # Calls in flight, shown in the admin: calls running longer than this many seconds get a row (None: none)
     "RUNNING_CALLS_VISIBLE_SECONDS": 2.0,
     # Rows their process has not renewed for this long (it died) are hidden and pruned; at least 15 s

@@ -146,3 +146,28 @@ class CancelledByAdmin(CallFailed):
     """An administrator cancelled the call: unlike a client's cancellation, it is answered."""
 
     default_message = "The call was cancelled by an administrator."
+
+
+class NotConfirmed(CallFailed):
+    """A call that needs a person's yes ran nothing: the client cannot ask, or the question expired."""
+
+
+class Declined(CallFailed):
+    """The person said no (or dismissed the question): nothing ran."""
+
+
+class ApprovalPending(CallFailed):
+    """The call waits for an approver's yes: nothing ran, and the same call runs once it is approved."""
+
+
+class RowsChanged(Exception):
+    """The rows a confirmed write would touch changed since the person saw them: nothing was written."""
+
+
+class InputRequired(Exception):
+    """A 2026-07-28 call that needs the client to ask its user first: answered with ``result``
+    (``resultType: "input_required"``) rather than run."""
+
+    def __init__(self, result: dict[str, Any]) -> None:
+        super().__init__("input required")
+        self.result = result

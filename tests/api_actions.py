@@ -48,6 +48,7 @@ OWN_VALUES = ("id", "ref", "created_at")
 
 
 def make_tool(name: str, **options: Any) -> Tool:
+    options.setdefault("confirmation", Tool.Confirmation.NONE)  # confirmations: tests/test_confirmations.py
     tool = Tool(name=name, kind=Tool.Kind.API_ACTION, api_action=TOOLS[name][0], everyone=True, **options)
     tool.full_clean()
     tool.save()

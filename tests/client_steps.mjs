@@ -1,7 +1,20 @@
-// Steps the TypeScript SDK test clients (tests/oauth_client.mjs, tests/token_client.mjs) share; every wait is bounded.
+// Steps the TypeScript SDK test clients (tests/oauth_client.mjs, tests/token_client.mjs,
+// tests/confirming_client.mjs) share; every wait is bounded.
+
+import { createRequire } from "node:module";
+import { join } from "node:path";
 
 export const TIMEOUT_MS = 10_000;
 const MAX_PAGES = 50;
+
+// The SDK is installed beside the conformance suite (`make typescript-sdk`), not next to these files: load it
+// through that directory's package resolution, by its public export paths.
+const require = createRequire(join(process.env.MCP_TS_NODE_MODULES, "..", "resolve-from-here.cjs"));
+
+// One module of `@modelcontextprotocol/sdk`, by its export path ("client/index.js").
+export function sdk(path) {
+  return require(`@modelcontextprotocol/sdk/${path}`);
+}
 
 // `promise`, or an error naming `what` once TIMEOUT_MS have passed without it settling.
 export function within(promise, what) {

@@ -9,17 +9,12 @@
 
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
-import { createRequire } from "node:module";
-import { join } from "node:path";
 
-import { toolNames, within } from "./client_steps.mjs";
+import { sdk, toolNames, within } from "./client_steps.mjs";
 
-// The SDK is installed beside the conformance suite (`make typescript-sdk`), not next to this file: load it
-// through that directory's package resolution, by its public export paths.
-const require = createRequire(join(process.env.MCP_TS_NODE_MODULES, "..", "resolve-from-here.cjs"));
-const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
-const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
-const { UnauthorizedError } = require("@modelcontextprotocol/sdk/client/auth.js");
+const { Client } = sdk("client/index.js");
+const { StreamableHTTPClientTransport } = sdk("client/streamableHttp.js");
+const { UnauthorizedError } = sdk("client/auth.js");
 
 const [mcpUrl, toolName, toolArguments] = process.argv.slice(2);
 

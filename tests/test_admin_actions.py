@@ -47,6 +47,7 @@ def make_tool(action: str, **config: Any) -> Tool:
         name=f"item_{action}",
         kind=Tool.Kind.ADMIN_ACTION,
         everyone=True,
+        confirmation=Tool.Confirmation.NONE,  # confirmed calls: tests/test_confirmations.py
         config={"action": f"testapp.item:{action}", "filters": ["id__in", "name__icontains"], **config},
     )
     tool.full_clean()

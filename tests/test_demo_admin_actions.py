@@ -1,16 +1,21 @@
 """The demo's ``ship_orders`` tool, made from the shop admin's "Mark selected orders as shipped": granted to
-support, it ships only paid orders of the customers the caller manages, and says what it did in the admin's
-words. Driven over ``manage.py mcp_stdio`` on a freshly seeded demo database."""
+support, it asks the person first (naming the orders it selects), ships only paid orders of the customers the
+caller manages, and says what it did in the admin's words. Driven over ``manage.py mcp_stdio`` on a freshly
+seeded demo database, by the official SDK with an elicitation callback."""
 
 from __future__ import annotations
 
 import sqlite3
+import sys
 from contextlib import closing
 from typing import Any
 
+import mcp_types as types
 import pytest
+from mcp import Client, StdioServerParameters
 
-from tests.live.demo import call_as, orders_by_manager, replies_as, seeded_demo
+from tests.live.demo import orders_by_manager, replies_as, seeded_demo
+from tests.live.servers import ROOT
 
 pytestmark = pytest.mark.live
 
@@ -28,7 +33,7 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"env": env, "database": database, "orders": orders_by_manager(database)}
 
 
-def test_support_ships_the_paid_orders_it_manages_and_no_others(shop: dict[str, Any]) -> None:
+async def test_support_confirms_and_ships_the_paid_orders_it_manages_and_no_others(shop: dict[str, Any]) -> None:
     before = statuses(shop["database"])
     # Paid orders and others of bob's customers, and paid orders of alice's.
     bobs = [o for o in shop["orders"]["bob"] if before[o] == "paid"][:3]
@@ -36,7 +41,21 @@ def test_support_ships_the_paid_orders_it_manages_and_no_others(shop: dict[str, 
     alices = [o for o in shop["orders"]["alice"] if before[o] == "paid"][:3]
     assert len(bobs) == 6 and alices
 
-    [result] = call_as(shop, "bob", [("ship_orders", {"id__in": bobs + alices})])
+    asked: list[str] = []
+
+    async def person(context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"confirm": True})
+
+    server = StdioServerParameters(
+        command=sys.executable, args=["manage.py", "mcp_stdio", "--user", "bob"], env=shop["env"], cwd=str(ROOT)
+    )
+    async with Client(server, mode="legacy", read_timeout_seconds=60, elicitation_callback=person) as client:
+        called = await client.call_tool("ship_orders", {"id__in": bobs + alices})
+    result = {"structuredContent": called.structured_content}
+
+    [question] = asked
+    assert f"Mark selected orders as shipped: {len(bobs)} orders" in question
 
     after = statuses(shop["database"])
     changed = {order for order in before if before[order] != after[order]}

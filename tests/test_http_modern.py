@@ -113,7 +113,13 @@ class TestResults:
         assert (reply.status, reply.headers) == (200, JSON)
         assert reply.json() == over_websocket
         page = reply.json()["result"]
-        assert [tool["name"] for tool in page["tools"]] == ["add", "broken_output", "crash", "fail_politely", "greet"]
+        assert [tool["name"] for tool in page["tools"]] == [
+            "add",
+            "add_category",
+            "broken_output",
+            "crash",
+            "fail_politely",
+        ]
         assert {key: value for key, value in page.items() if key != "tools"} == {
             "nextCursor": page["nextCursor"],
             "ttlMs": 60000,

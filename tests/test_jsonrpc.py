@@ -59,9 +59,15 @@ def test_parse_turns_runaway_nesting_into_an_invalid_request() -> None:
         ({"jsonrpc": "2.0", "id": "", "method": "m"}, Request("", "m", {})),
         ({"jsonrpc": "2.0", "method": "n"}, Notification("n", {})),
         ({"jsonrpc": "2.0", "method": "n", "params": {"k": []}}, Notification("n", {"k": []})),
-        ({"jsonrpc": "2.0", "id": 4, "result": {}}, Response(4)),
-        ({"jsonrpc": "2.0", "id": "x", "error": {"code": 1, "message": "no"}}, Response("x")),
-        ({"jsonrpc": "2.0", "id": None, "error": {"code": 1, "message": "no"}}, Response(None)),
+        ({"jsonrpc": "2.0", "id": 4, "result": {}}, Response(4, {})),
+        (
+            {"jsonrpc": "2.0", "id": "x", "error": {"code": 1, "message": "no"}},
+            Response("x", None, {"code": 1, "message": "no"}),
+        ),
+        (
+            {"jsonrpc": "2.0", "id": None, "error": {"code": 1, "message": "no"}},
+            Response(None, None, {"code": 1, "message": "no"}),
+        ),
     ],
 )
 def test_classify_recognises_requests_notifications_and_responses(obj: Any, expected: Any) -> None:

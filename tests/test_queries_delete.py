@@ -31,7 +31,9 @@ def make_account_delete() -> dict[str, Any]:
     for item in Item.objects.filter(account=acme).order_by("pk")[:3]:
         ItemNote.objects.create(item=item, category=category, text="check")
     Integration.objects.create(account=acme, name="billing")
-    tool = Tool.objects.create(name="account_delete", kind=Tool.Kind.MODEL_QUERY, everyone=True)
+    tool = Tool.objects.create(
+        name="account_delete", kind=Tool.Kind.MODEL_QUERY, everyone=True, confirmation=Tool.Confirmation.NONE
+    )
     ModelQuery.objects.create(tool=tool, model="testapp.Account", operation="delete", scope_field="manager")
     return {**people, "acme": acme}
 

@@ -89,7 +89,12 @@ TENANT_SCOPED = {
 
 def make_tenant_tools() -> None:
     for operation, options in TENANT_SCOPED.items():
-        tool = Tool.objects.create(name=f"tenant_{operation}", kind=Tool.Kind.MODEL_QUERY, everyone=True)
+        tool = Tool.objects.create(
+            name=f"tenant_{operation}",
+            kind=Tool.Kind.MODEL_QUERY,
+            everyone=True,
+            confirmation=Tool.Confirmation.NONE,
+        )
         ModelQuery.objects.create(
             tool=tool, model="testapp.Item", operation=operation, scope="testapp.tenant_items", **options
         )

@@ -245,7 +245,9 @@ async def test_delete_of_a_row_outside_the_scope_is_not_found_and_deletes_nothin
 
 
 def make_write_tool(name: str, operation: str, **options: Any) -> None:
-    tool = Tool.objects.create(name=name, kind=Tool.Kind.MODEL_QUERY, everyone=True)
+    tool = Tool.objects.create(
+        name=name, kind=Tool.Kind.MODEL_QUERY, everyone=True, confirmation=Tool.Confirmation.NONE
+    )
     ModelQuery.objects.create(tool=tool, model="testapp.Item", operation=operation, **options)
 
 

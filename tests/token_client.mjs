@@ -7,16 +7,10 @@
 // {"protocolVersion": ..., "tools": [names], "result": <the tool's result>}, or {"error": message} (and exits 1).
 // Every wait is bounded.
 
-import { createRequire } from "node:module";
-import { join } from "node:path";
+import { sdk, toolNames, within } from "./client_steps.mjs";
 
-import { toolNames, within } from "./client_steps.mjs";
-
-// The SDK is installed beside the conformance suite (`make typescript-sdk`), not next to this file: load it
-// through that directory's package resolution, by its public export paths.
-const require = createRequire(join(process.env.MCP_TS_NODE_MODULES, "..", "resolve-from-here.cjs"));
-const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
-const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
+const { Client } = sdk("client/index.js");
+const { StreamableHTTPClientTransport } = sdk("client/streamableHttp.js");
 
 const [mcpUrl, toolName, toolArguments] = process.argv.slice(2);
 

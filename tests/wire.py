@@ -38,6 +38,7 @@ MODERN_RESULTS: dict[str, type[BaseModel]] = {
 LEGACY_NOTIFICATIONS: dict[str, type[BaseModel]] = {
     "notifications/progress": sdk.ProgressNotification,
     "notifications/tools/list_changed": sdk.ToolListChangedNotification,
+    "elicitation/create": sdk.ElicitRequest,  # a request the server sends, checked as its notifications are
 }
 
 
@@ -73,9 +74,9 @@ class Wire:
     wire models as they are emitted.
     """
 
-    def __init__(self, user: Any, *, can_notify: bool = False) -> None:
+    def __init__(self, user: Any, *, can_notify: bool = False, can_ask: bool = False) -> None:
         self.server = Server()
-        self.session = Session(transport="test", user=user, emit=self._emit, can_notify=can_notify)
+        self.session = Session(transport="test", user=user, emit=self._emit, can_notify=can_notify, can_ask=can_ask)
         self.sent: list[Any] = []
         self.problems: list[str] = []
         self._methods: dict[int | str, tuple[str, bool]] = {}
@@ -106,6 +107,8 @@ class Wire:
         if "method" in item:
             return LEGACY_NOTIFICATIONS.get(item["method"]) if legacy else None
         method, modern = self._methods.get(item.get("id", ""), ("", False))
+        if modern and item.get("result", {}).get("resultType") == "input_required":
+            return sdk_modern.InputRequiredResult
         if modern:
             return MODERN_RESULTS[method]
         return LEGACY_RESULTS.get(method) if legacy else None
@@ -165,8 +168,14 @@ class Wire:
             message["params"] = params
         await self.send(message)
 
-    async def initialize(self, version: Any = "2025-11-25") -> dict[str, Any]:
-        params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    async def initialize(
+        self, version: Any = "2025-11-25", capabilities: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        params = {
+            "protocolVersion": version,
+            "capabilities": capabilities or {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
         reply = await self.request("initialize", params)
         assert "result" in reply, reply
         await self.notify("notifications/initialized")
@@ -184,9 +193,16 @@ class Wire:
         return await self.request(method, {**(params or {}), "_meta": meta or modern_meta()})
 
 
-async def connected(user: Any, version: Any = "2025-11-25", *, can_notify: bool = False) -> Wire:
-    wire = Wire(user, can_notify=can_notify)
-    await wire.initialize(version)
+async def connected(
+    user: Any,
+    version: Any = "2025-11-25",
+    *,
+    can_notify: bool = False,
+    can_ask: bool = False,
+    capabilities: dict[str, Any] | None = None,
+) -> Wire:
+    wire = Wire(user, can_notify=can_notify, can_ask=can_ask)
+    await wire.initialize(version, capabilities)
     return wire
 
 

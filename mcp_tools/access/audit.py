@@ -45,9 +45,11 @@ COLUMNS = (
     "message",
     "duration_ms",
     "result_bytes",
+    "confirmation",
+    "confirmed_by_id",
 )
-USER, TOKEN = COLUMNS.index("user_id"), COLUMNS.index("token_id")
-TEXTS = ("username", "client", "transport", "session_id", "tool_name", "outcome", "message")
+USER, TOKEN, CONFIRMED_BY = COLUMNS.index("user_id"), COLUMNS.index("token_id"), COLUMNS.index("confirmed_by_id")
+TEXTS = ("username", "client", "transport", "session_id", "tool_name", "outcome", "message", "confirmation")
 Row = tuple[Any, ...]
 
 
@@ -113,7 +115,7 @@ def as_values(row: dict[str, Any]) -> Row:
     texts = [get(name, "") for name in TEXTS]
     if UNSTORABLE.search("".join(texts)):
         texts = [storable_text(text) for text in texts]
-    username, client, transport, session_id, tool_name, outcome, message = texts
+    username, client, transport, session_id, tool_name, outcome, message, confirmation = texts
     return (
         get("created_at") or timezone.now(),
         get("user_id"),
@@ -128,6 +130,8 @@ def as_values(row: dict[str, Any]) -> Row:
         message,
         get("duration_ms", 0.0),
         get("result_bytes", 0),
+        confirmation,
+        get("confirmed_by_id"),
     )
 
 
@@ -168,13 +172,14 @@ def _insert_sql(alias: str) -> str:
 
 
 def _without_dangling_links(rows: list[Row]) -> list[Row]:
-    users = _existing(get_user_model(), {row[USER] for row in rows})
+    users = _existing(get_user_model(), {row[USER] for row in rows} | {row[CONFIRMED_BY] for row in rows})
     tokens = _existing(AccessToken, {row[TOKEN] for row in rows})
     kept = []
     for row in rows:
         values = list(row)
         values[USER] = row[USER] if row[USER] in users else None
         values[TOKEN] = row[TOKEN] if row[TOKEN] in tokens else None
+        values[CONFIRMED_BY] = row[CONFIRMED_BY] if row[CONFIRMED_BY] in users else None
         kept.append(tuple(values))
     return kept
 

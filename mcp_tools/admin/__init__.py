@@ -1,3 +1,3 @@
 """The Django admin for tools, grants, tokens and the audit trail (imported by admin autodiscovery)."""
 
-from mcp_tools.admin import audit, running, tokens, tools  # noqa: F401  (each module registers its ModelAdmins)
+from mcp_tools.admin import approvals, audit, running, tokens, tools  # noqa: F401  (each module registers its ModelAdmins)

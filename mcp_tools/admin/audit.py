@@ -52,6 +52,8 @@ class ToolCallAdmin(RecordAdmin, DashboardAdmin):
         "session_id",
         "outcome",
         "message",
+        "confirmation",
+        "confirmed_by",
         "duration",
         "result_size",
         "pretty_arguments",

@@ -35,6 +35,8 @@ TOP_ROWS = 10
 SAMPLE = 1_000
 ERRORS = (Outcome.ERROR, Outcome.TIMEOUT, Outcome.INVALID)
 DENIALS = (Outcome.DENIED, Outcome.RATE_LIMITED)
+# Calls that waited for a person's yes and did not get one (yet): asked, declined, unconfirmed, pending.
+UNCONFIRMED = (Outcome.ASKED, Outcome.DECLINED, Outcome.UNCONFIRMED, Outcome.PENDING)
 OTHER = "other"
 OUTCOME_TONES = {
     Outcome.ERROR: "error",
@@ -79,6 +81,8 @@ class Dashboard:
     calls: int = 0
     errors: int = 0
     denied: int = 0
+    confirmed: int = 0  # calls that ran on a person's yes
+    unconfirmed: int = 0  # calls asked and not (yet) confirmed
     average_ms: float | None = None
     tools: list[Series] = field(default_factory=list)
     outcomes: list[Series] = field(default_factory=list)
@@ -158,9 +162,12 @@ def summarize(key: str, now: datetime | None = None) -> Dashboard:
         calls=Count("pk"),
         errors=Count("pk", filter=Q(outcome__in=ERRORS)),
         denied=Count("pk", filter=Q(outcome__in=DENIALS)),
+        confirmed=Count("pk", filter=~Q(confirmation="")),
+        unconfirmed=Count("pk", filter=Q(outcome__in=UNCONFIRMED)),
         average=Avg("duration_ms"),
     )
     board.calls, board.errors, board.denied = totals["calls"], totals["errors"], totals["denied"]
+    board.confirmed, board.unconfirmed = totals["confirmed"], totals["unconfirmed"]
     board.average_ms = totals["average"]
     if not board.calls:
         return board

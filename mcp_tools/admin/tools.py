@@ -15,6 +15,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from mcp_tools.admin import transfer, trial
+from mcp_tools.admin.confirmations import ConfirmationFilter, unconfirmed_writes
 from mcp_tools.admin.forms import ModelQueryForm, ModelQueryFormSet
 from mcp_tools.admin.history import ToolHistoryAdmin
 from mcp_tools.admin.kinds import KindFilter, config_initial, kind_field_map, kind_fields, with_kind_fields
@@ -72,6 +73,8 @@ class ToolForm(forms.ModelForm):
             "description",
             "enabled",
             "everyone",
+            "confirmation",
+            "approvers",
             "rate_limit",
             "timeout_seconds",
             "max_concurrent_calls",
@@ -273,7 +276,7 @@ class GroupGrantInline(admin.TabularInline):
 class ToolAdmin(ToolHistoryAdmin):
     form = ToolForm
     list_display = ("name", "title", "kind", "implementation", "enabled", "updated_at")
-    list_filter = ("enabled", KindFilter)
+    list_filter = ("enabled", KindFilter, ConfirmationFilter)
     list_editable = ("enabled",)
     search_fields = ("name", "title", "description", "callable_name", "api_action")
     readonly_fields = ("created_at", "updated_at", "definition_preview")
@@ -294,7 +297,7 @@ class ToolAdmin(ToolHistoryAdmin):
         (
             _("Access"),
             {
-                "fields": ("everyone",),
+                "fields": ("everyone", "confirmation", "approvers"),
                 "description": _("Deny by default: grant the tool below to users or groups, or to everyone."),
                 "classes": (ACCESS,),
             },
@@ -360,6 +363,18 @@ class ToolAdmin(ToolHistoryAdmin):
         return readonly
 
     @admin.display(description=_("implementation"), ordering="callable_name")
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        if request.method == "GET" and ConfirmationFilter.parameter_name not in request.GET:
+            unconfirmed = unconfirmed_writes(Tool.objects.select_related("query"))
+            if unconfirmed:
+                link = f"?{ConfirmationFilter.parameter_name}={ConfirmationFilter.UNCONFIRMED_WRITES}"
+                text = _("%(count)d tool(s) that write run with nobody confirming their calls: %(names)s.") % {
+                    "count": len(unconfirmed),
+                    "names": ", ".join(tool.name for tool in unconfirmed[:10]) + ("…" if len(unconfirmed) > 10 else ""),
+                }
+                messages.warning(request, format_html('{} <a href="{}">{}</a>', text, link, _("Show them")))
+        return super().changelist_view(request, extra_context)
+
     def implementation(self, obj: Tool) -> str:
         """What runs the tool, as its kind says."""
         kind = kinds.find(obj.kind)

@@ -38,9 +38,11 @@ from mcp_tools.models import AccessToken, Tool
 from mcp_tools.notify.hub import hub
 from mcp_tools.protocol import jsonrpc
 from mcp_tools.protocol import versions as v
+from mcp_tools.server.calls.confirmation import INPUT_KEY
 from mcp_tools.server.dispatch import server
 from mcp_tools.server.listing import definition_json
 from mcp_tools.server.session import Session
+from mcp_tools.tools.confirmations import CONFIRM_FIELD
 from mcp_tools.tools.entries import entry_from_row
 
 T = TypeVar("T")
@@ -101,10 +103,11 @@ async def exchange(user: Any, token: Any, client: str, message: dict[str, Any]) 
 
 
 def request(method: str, params: dict[str, Any]) -> dict[str, Any]:
-    """A request of the latest revision, whose ``_meta`` says who the client is and that it declares nothing."""
+    """A request of the latest revision, whose ``_meta`` says who the client is and that it can ask its user."""
     meta = {
         v.PROTOCOL_VERSION_META: str(v.LATEST.wire),
-        v.CLIENT_CAPABILITIES_META: {},
+        # It asks the admin trying it when a call needs a person's yes (the question shows on the page).
+        v.CLIENT_CAPABILITIES_META: {"elicitation": {"form": {}}},
         v.CLIENT_INFO_META: {"name": "django-admin", "version": __version__},
     }
     return {"jsonrpc": "2.0", "id": REQUEST_ID, "method": method, "params": {**params, "_meta": meta}}
@@ -137,6 +140,20 @@ class Outcome:
     @property
     def is_error(self) -> bool:
         return bool(self.result.get("isError"))
+
+    @property
+    def question(self) -> str:
+        """What the call asks a person before it runs (the admin, here), or "" when it ran."""
+        if self.result.get("resultType") != "input_required":
+            return ""
+        requests = self.result.get("inputRequests")
+        asked = requests.get(INPUT_KEY) if isinstance(requests, dict) else None
+        params = asked.get("params") if isinstance(asked, dict) else None
+        return str(params.get("message", "")) if isinstance(params, dict) else ""
+
+    @property
+    def request_state(self) -> str:
+        return str(self.result.get("requestState") or "")
 
     @property
     def texts(self) -> list[str]:
@@ -172,9 +189,16 @@ def pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
-def try_tool(tool: Tool, user: Any, token: Any, arguments: dict[str, Any], admin: Any) -> Outcome:
+def try_tool(
+    tool: Tool, user: Any, token: Any, arguments: dict[str, Any], admin: Any, confirmed_state: str = ""
+) -> Outcome:
+    """Call the tool as ``user``; ``confirmed_state``: the admin said yes to the question that state came with."""
     started = time.perf_counter()
-    response = ask(user, token, client_label(admin), "tools/call", {"name": tool.name, "arguments": arguments})
+    params: dict[str, Any] = {"name": tool.name, "arguments": arguments}
+    if confirmed_state:
+        params["inputResponses"] = {INPUT_KEY: {"action": "accept", "content": {CONFIRM_FIELD: True}}}
+        params["requestState"] = confirmed_state
+    response = ask(user, token, client_label(admin), "tools/call", params)
     return Outcome(response, (time.perf_counter() - started) * 1000)
 
 
@@ -297,7 +321,9 @@ def try_view(model_admin: ModelAdmin[Tool], request: HttpRequest, object_id: str
         arguments = ArgumentsForm(request.POST, input_schema=input_schema, max_bytes=argument_cap())
         if caller.is_valid() and arguments.is_valid():
             user, token = caller.cleaned_data["user"], caller.cleaned_data["token"]
-            outcome = try_tool(tool, user, token, arguments.cleaned_data["arguments"], request.user)
+            # The yes binds to the question's state, which the server checks; a forged one just asks again.
+            state = request.POST.get("request_state", "") if "_confirm" in request.POST else ""
+            outcome = try_tool(tool, user, token, arguments.cleaned_data["arguments"], request.user, state[:4096])
     else:
         caller = CallerForm(initial={"user": request.GET.get("user")}, admin=request.user)
         arguments = ArgumentsForm(input_schema=input_schema, max_bytes=argument_cap())

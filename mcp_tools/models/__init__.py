@@ -1,6 +1,7 @@
 """The app's models: tools and their configuration, access tokens, HTTP sessions, the audit trail."""
 
-from mcp_tools.models.records import ChangeCounter, RunningCall, ToolCall, ToolChange
+from mcp_tools.models.approvals import Approval
+from mcp_tools.models.records import ChangeCounter, RunningCall, SpentConfirmation, ToolCall, ToolChange
 from mcp_tools.models.sessions import ClientSession
 from mcp_tools.models.sources import SearchSource
 from mcp_tools.models.tokens import AccessToken, AccessTokenManager, Lifetime, hash_token
@@ -21,6 +22,7 @@ __all__ = [
     "HINT_FIELDS",
     "AccessToken",
     "AccessTokenManager",
+    "Approval",
     "ChangeCounter",
     "ClientSession",
     "GroupGrant",
@@ -29,6 +31,7 @@ __all__ = [
     "RateLimitOverride",
     "RunningCall",
     "SearchSource",
+    "SpentConfirmation",
     "Tool",
     "ToolCall",
     "ToolChange",

@@ -37,6 +37,15 @@ class ToolCall(models.Model):
         INVALID = "invalid", _("Invalid arguments")
         TIMEOUT = "timeout", _("Timed out")
         CANCELLED = "cancelled", _("Cancelled")
+        ASKED = "asked", _("Confirmation asked")
+        DECLINED = "declined", _("Declined by the person")
+        UNCONFIRMED = "unconfirmed", _("Not confirmed")
+        PENDING = "pending", _("Waiting for an approver")
+
+    class Confirmation(models.TextChoices):
+        NONE = "", _("Not asked")
+        ELICITATION = "elicitation", _("The user, in the client (elicitation)")
+        APPROVER = "approver", _("An approver, in the admin")
 
     created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
     user = models.ForeignKey(
@@ -62,6 +71,17 @@ class ToolCall(models.Model):
     message = models.TextField(_("message"), blank=True)
     duration_ms = models.FloatField(_("duration (ms)"), default=0)
     result_bytes = models.PositiveIntegerField(_("result size (bytes)"), default=0)
+    confirmation = models.CharField(
+        _("confirmed through"), max_length=16, choices=Confirmation.choices, default=Confirmation.NONE, blank=True
+    )
+    confirmed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("confirmed by"),
+    )
 
     class Meta:
         ordering: ClassVar = ["-created_at"]
@@ -70,6 +90,20 @@ class ToolCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool_name} by {self.username or '-'} ({self.outcome})"
+
+
+class SpentConfirmation(models.Model):
+    """A person's yes that a call has acted on, kept until it would have expired: the same yes never runs twice."""
+
+    nonce = models.CharField(_("nonce"), max_length=32, unique=True)
+    expires_at = models.DateTimeField(_("expires"), db_index=True)
+
+    class Meta:
+        verbose_name = _("spent confirmation")
+        verbose_name_plural = _("spent confirmations")
+
+    def __str__(self) -> str:
+        return self.nonce
 
 
 class ToolChange(models.Model):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.dispatch import Signal
@@ -49,6 +50,14 @@ class Tool(models.Model):
         FETCH = "fetch", _("Fetch a search result (ChatGPT fetch)")
         API_ACTION = "api_action", _("API action (Django REST framework)")
         ADMIN_ACTION = "admin_action", _("Admin action (the site's own ModelAdmin actions)")
+
+    class Confirmation(models.TextChoices):
+        """Who must say yes before a call runs. Blank: by what the tool does (see ``tools.confirmations``)."""
+
+        DEFAULT = "", _("Default: the user confirms writes; reads run at once")
+        NONE = "none", _("None: calls run at once")
+        USER = "user", _("The user confirms each call")
+        APPROVER = "approver", _("An approver confirms each call (a member of the approvers group, never the caller)")
 
     name = models.CharField(
         _("name"),
@@ -102,6 +111,27 @@ class Tool(models.Model):
         blank=True,
         help_text=_("The configuration of kinds that keep theirs here (admin actions, a site's own kinds)."),
     )
+    confirmation = models.CharField(
+        _("confirmation"),
+        max_length=16,
+        choices=Confirmation.choices,
+        default=Confirmation.DEFAULT,
+        blank=True,
+        help_text=_(
+            "Whether a person must approve each call before it runs, after seeing what it will change."
+            " Default: calls that write (creates, updates, deletes, unsafe API actions, admin actions, callables"
+            " marked destructive) ask the user; reads run at once."
+        ),
+    )
+    approvers = models.ForeignKey(
+        "auth.Group",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name=_("approvers"),
+        help_text=_("Whose members approve the calls when an approver confirms them. The caller never approves."),
+    )
     everyone = models.BooleanField(
         _("every authenticated user"),
         default=False,
@@ -152,6 +182,8 @@ class Tool(models.Model):
 
     def clean(self) -> None:
         super().clean()
+        if self.confirmation == self.Confirmation.APPROVER and self.approvers_id is None:
+            raise ValidationError({"approvers": _("Choose the group whose members approve the calls.")})
         if not self.input_schema:
             self.input_schema = default_input_schema()
         # The tool's kind checks its configuration (see tools.configuration).

@@ -18,12 +18,15 @@ from typing import Any
 from mcp_tools.conf import mcp_settings
 from mcp_tools.connections import connection_lost, log_lost
 from mcp_tools.exceptions import (
+    ApprovalPending,
     CallFailed,
     CallTimedOut,
     CancelledByAdmin,
     DatabaseUnavailable,
+    Declined,
     InvalidArguments,
     InvalidParams,
+    NotConfirmed,
     ProtocolError,
     RateLimited,
     ResultRefused,
@@ -126,6 +129,9 @@ CALL_FAILURES: tuple[Rule, ...] = (
     Rule(CallTimedOut, "timeout", Reply.RESULT),
     Rule(CancelledByAdmin, "cancelled", Reply.AT_ONCE),
     Rule(ResultRefused, "error", Reply.AT_ONCE),
+    Rule(Declined, "declined", Reply.AT_ONCE),
+    Rule(ApprovalPending, "pending", Reply.AT_ONCE),
+    Rule(NotConfirmed, "unconfirmed", Reply.AT_ONCE),
     Rule(CallFailed, "error", Reply.RESULT),
     Rule(
         MalformedContent,

@@ -28,9 +28,11 @@ class Notification:
 
 @dataclass(frozen=True, slots=True)
 class Response:
-    """A response or error from the client (we never ask, so it is only acknowledged)."""
+    """A response or error from the client: the answer to a question the server asked (elicitation)."""
 
     id: RequestId | None
+    result: Any = None  # an object when the client answered, else None
+    error: Any = None  # the client's error object when it refused
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +144,7 @@ def classify(obj: Any) -> Message:
         return Invalid(recovered, InvalidRequest('"jsonrpc" must be "2.0"'))
     if "method" not in obj:
         if ("result" in obj) != ("error" in obj) and (raw_id is None or _valid_id(raw_id)):
-            return Response(recovered)
+            return Response(recovered, obj.get("result"), obj.get("error"))
         return Invalid(recovered, InvalidRequest("Message is neither request, notification nor response"))
     method = obj["method"]
     if not isinstance(method, str):

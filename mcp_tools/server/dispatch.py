@@ -22,7 +22,7 @@ from mcp_tools.exceptions import (
 from mcp_tools.protocol import jsonrpc, modern
 from mcp_tools.protocol import versions as v
 from mcp_tools.protocol.errors import error_response, request_failure
-from mcp_tools.protocol.jsonrpc import Invalid, Message, Notification, RawJSON, Request
+from mcp_tools.protocol.jsonrpc import Invalid, Message, Notification, RawJSON, Request, Response
 from mcp_tools.protocol.versions import Revision
 from mcp_tools.server.calls import Call
 from mcp_tools.server.listing import decode_cursor, encode_cursor, page
@@ -212,7 +212,10 @@ class Server:
         if isinstance(message, Notification):
             await self.notify(session, message)
             return None
-        if not isinstance(message, Request):
+        if isinstance(message, Response):
+            # The answer to a question this session asked; one to no question here is dropped.
+            if session.questions is not None:
+                session.questions.answer(message)
             return None
         problem = session.credentials_problem()
         if problem is not None:

@@ -12,6 +12,7 @@ from mcp_tools.access.credentials import credentials_problem
 from mcp_tools.access.reach import reach_of
 from mcp_tools.protocol.jsonrpc import RequestId, notification
 from mcp_tools.protocol.versions import SUBSCRIPTION_ID_META, Revision
+from mcp_tools.server.questions import Questions
 from mcp_tools.tools.context import Context
 from mcp_tools.tools.snapshot import Snapshot, View
 
@@ -106,6 +107,7 @@ class Session(ListWatcher):
         session_id: str = "",
         can_notify: bool = False,
         token: Any = None,
+        can_ask: bool = False,
     ) -> None:
         self.transport = transport
         self.user = user
@@ -127,6 +129,8 @@ class Session(ListWatcher):
         self.in_flight: dict[RequestId, InFlight] = {}
         self.batched_calls = 0  # tools/call members of a batch now running (in_flight holds spawned requests only)
         self.listens: dict[RequestId, Listen] = {}
+        # The questions this session's client is asked (elicitation); None where nothing can carry one.
+        self.questions: Questions | None = Questions() if can_ask else None
 
     @property
     def initialized(self) -> bool:
@@ -161,4 +165,6 @@ class Session(ListWatcher):
         for listen in self.listens.values():
             listen.ended.set()
         self.listens.clear()
+        if self.questions is not None:
+            self.questions.close()
         return tasks

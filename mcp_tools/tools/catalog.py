@@ -48,7 +48,7 @@ class Catalog:
         entries = tuple(
             entry_from_row(row, grants_of(row, users.get(row.pk, ()), groups.get(row.pk, ())))
             for row in Tool.objects.filter(enabled=True)
-            .select_related("query")
+            .select_related("query", "approvers")
             .prefetch_related("sources")
             .order_by("name")
         )

@@ -45,6 +45,9 @@ class Context:
         self.progress_token = progress_token
         self.transport = transport
         self.session_id = session_id
+        #: Set when a person confirmed the call: the state of the rows they saw (see ``ToolKind.changes``); a
+        #: kind that writes them refuses to write on any other.
+        self.confirmed_state: str | None = None
         self._progress = progress
         # A plain flag, which sync tools may poll from their thread; the event exists once a tool waits on it.
         self._cancelled = False

@@ -8,7 +8,7 @@ from functools import cached_property
 from typing import Any
 
 from mcp_tools.models import Tool
-from mcp_tools.tools import hints
+from mcp_tools.tools import confirmations, hints
 from mcp_tools.tools.content import CallResult
 from mcp_tools.tools.context import Context
 from mcp_tools.tools.kinds.base import Plan, ToolKind
@@ -41,6 +41,9 @@ class Entry:
     rate_limit: str = ""
     timeout_seconds: int | None = None
     max_concurrent_calls: int | None = None  # per user, counted apart from MAX_CALLS_PER_USER
+    confirmation: str = Tool.Confirmation.NONE.value  # who says yes before each call runs (never blank here)
+    approvers: int | None = None  # the group whose members approve calls, when an approver confirms them
+    approvers_name: str = ""
     # Forms derived from the entry by the layers above (a definition encoded per revision), kept while
     # the entry lives, that is until the catalog is next invalidated.
     memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -81,6 +84,13 @@ class Entry:
         value = await kind.run(self.plan, arguments, ctx)
         return checked_result(value, has_output_schema=self.spec.output_schema is not None)
 
+    async def changes(self, arguments: dict[str, Any], ctx: Context) -> confirmations.Changes:
+        """What a call with validated ``arguments`` would change, as its kind says (``ToolKind.changes``)."""
+        kind = self.tool_kind
+        if kind is None or self.plan is None:
+            raise LookupError(f"Tool {self.name!r} cannot run: its kind {self.kind!r} is unknown or its setup broken")
+        return await kind.changes(self.plan, arguments, ctx)
+
     @cached_property
     def input_check(self) -> SchemaCheck:
         return SchemaCheck(self.spec.input_schema)
@@ -96,13 +106,14 @@ def entry_from_row(row: Tool, grants: Grants | None = None) -> Entry:
     """The entry of a Tool row; ``grants`` when already loaded, else read from the row."""
     plan = plan_of(row)
     generated = plan if plan is not None and plan.input_schema is not None else None
+    annotations = hints.annotations_of(row)
     spec = ToolSpec(
         name=row.name,
         title=hints.title(row),
         description=row.description,
         input_schema=(generated.input_schema or {}) if generated else (row.input_schema or {"type": "object"}),
         output_schema=generated.output_schema if generated else row.output_schema,
-        annotations=hints.annotations_of(row),
+        annotations=annotations,
         icons=tuple(row.icons or ()),
     )
     return Entry(
@@ -114,7 +125,18 @@ def entry_from_row(row: Tool, grants: Grants | None = None) -> Entry:
         rate_limit=row.rate_limit,
         timeout_seconds=row.timeout_seconds,
         max_concurrent_calls=row.max_concurrent_calls,
+        confirmation=confirmation_of(row, annotations),
+        approvers=row.approvers_id,
+        approvers_name=row.approvers.name if row.approvers_id is not None and row.approvers is not None else "",
     )
+
+
+def confirmation_of(row: Tool, annotations: dict[str, bool] | None = None) -> str:
+    """Who confirms the row's calls (a ``Tool.Confirmation`` value, never blank): see ``confirmations.policy``."""
+    kind = kinds.find(row.kind)
+    if annotations is None:
+        annotations = hints.annotations_of(row)
+    return confirmations.policy(row, kind.confirmation(row) if kind is not None else "", annotations)
 
 
 def plan_of(row: Tool) -> Plan | None:

@@ -15,6 +15,7 @@ from mcp_tools.validators import TOOL_NAME_RE
 
 F = TypeVar("F", bound=Callable[..., Any])
 CONTEXT_PARAMETER = "ctx"
+CONFIRM_CHOICES = ("", "none", "user")
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class RegisteredTool:
     is_async: bool = False
     takes_context: bool = False
     requires: dict[str, Any] = field(default_factory=dict)
+    confirm: str = ""  # who confirms its calls when the tool row leaves it blank: "", "none" or "user"
 
     @property
     def label(self) -> str:
@@ -81,15 +83,20 @@ def build(
     output_schema: dict[str, Any] | None = None,
     annotations: dict[str, bool] | None = None,
     requires: dict[str, Any] | None = None,
+    confirm: str = "",
 ) -> RegisteredTool:
     """Describe ``func`` as a tool: schemas from its signature unless given.
 
     ``requires`` names client capabilities the tool needs (``{"sampling": {}}``); 2026-07-28 clients
-    that do not declare them get -32021.
+    that do not declare them get -32021. ``confirm`` says who confirms its calls unless the tool's row says:
+    ``"user"`` (the person at the client says yes first) or ``"none"``; "": the user when its
+    ``annotations`` say it writes (``readOnlyHint: False`` or ``destructiveHint: True``).
     """
     key = func.__name__ if name is None else name
     if not TOOL_NAME_RE.match(key):
         raise ValueError(f"Tool name {key!r} must be 1-64 characters of [A-Za-z0-9_.-]")
+    if confirm not in CONFIRM_CHOICES:
+        raise ValueError(f"confirm must be one of {', '.join(map(repr, CONFIRM_CHOICES))}, not {confirm!r}")
     parameters = inspect.signature(func).parameters
     takes_context = CONTEXT_PARAMETER in parameters
     summary, _ = signatures.parse_docstring(func.__doc__)
@@ -106,6 +113,7 @@ def build(
         is_async=inspect.iscoroutinefunction(func),
         takes_context=takes_context,
         requires=dict(requires or {}),
+        confirm=confirm,
     )
 
 
@@ -121,6 +129,7 @@ def tool(
     output_schema: dict[str, Any] | None = None,
     annotations: dict[str, bool] | None = None,
     requires: dict[str, Any] | None = None,
+    confirm: str = "",
 ) -> Callable[[F], F]: ...
 
 

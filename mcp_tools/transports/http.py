@@ -213,9 +213,15 @@ class MCPHttpConsumer(AsyncConsumer):
         if isinstance(decoded, list):
             await self.legacy_batch(request, session, decoded)
         elif isinstance(message, Request):
+            if request.accepts_sse:
+                # Its event stream can carry a question to the client, answered by a later POST.
+                session.questions = store.questions(record.id)
             await Exchange(request, session, message, modern=False).run()
+        elif isinstance(message, Response):
+            await store.answer(record.id, message)
+            await request.respond(202)
         else:
-            if message is not None and not isinstance(message, Response):
+            if message is not None:
                 response = await server.handle(session, message)
                 if response is not None:  # a message that was neither request, notification nor response
                     await request.respond(400, jsonrpc.encode(response).encode(), JSON_HEADERS)

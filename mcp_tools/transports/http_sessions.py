@@ -1,7 +1,8 @@
 """Legacy Streamable HTTP sessions: stored in the database, cached per process, ended everywhere at once.
 
-Any worker process may serve any request of a session. Ending a session, or cancelling one of its
-requests, reaches the process that runs the request through the Channels group the hub listens on.
+Any worker process may serve any request of a session. Ending a session, cancelling one of its
+requests, or answering a question one of its requests asked (elicitation), reaches the process that runs
+the request through the Channels group the hub listens on.
 
 Each user (anonymous callers together) keeps at most ``MAX_SESSIONS_PER_USER`` live sessions: opening
 one more ends the least recently used. Rows of ended and expired sessions are deleted, a user's own when
@@ -12,6 +13,7 @@ bounded by the memory its records hold (``SESSION_CACHE_BYTES``) as well as by e
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import secrets
 import sys
@@ -35,13 +37,17 @@ from mcp_tools.notify.events import channel_layer, group_send
 from mcp_tools.notify.group import cross_process, on_event
 from mcp_tools.notify.hub import hub
 from mcp_tools.protocol import versions
-from mcp_tools.protocol.jsonrpc import RequestId
+from mcp_tools.protocol.jsonrpc import RequestId, Response
 from mcp_tools.protocol.versions import Revision
+from mcp_tools.server.questions import Questions
 from mcp_tools.server.session import Emit, InFlight, Session, cancel_running
 
 logger = logging.getLogger("mcp_tools")
 SESSION_ENDED = "mcp.session_ended"
 SESSION_CANCEL = "mcp.session_cancel"
+SESSION_ANSWER = "mcp.session_answer"
+# An answer travels between processes only as large as a confirmation's ever is.
+MAX_FORWARDED_ANSWER_BYTES = 16_384
 # Request ids and reasons are the client's: only ids a worker could hold in its table, and a short reason,
 # travel between processes.
 MAX_REQUEST_ID_CHARS = 200
@@ -80,6 +86,7 @@ class SessionStore:
     def __init__(self) -> None:
         self._cache: OrderedDict[str, tuple[SessionRecord, float]] = OrderedDict()
         self._in_flight: dict[str, dict[RequestId, InFlight]] = {}
+        self._questions: dict[str, Questions] = {}
         self.cache_bytes = 0
         self.pruning: asyncio.Task[None] | None = None
         self.pruned_at = float("-inf")
@@ -142,12 +149,39 @@ class SessionStore:
         if running is not None and isinstance(request_id, int | str):
             cancel_running(running, request_id, reason)
 
+    def questions(self, session_id: str) -> Questions:
+        """The questions the session's requests running here have asked, which its later POSTs answer."""
+        return self._questions.setdefault(session_id, Questions())
+
+    async def answer(self, session_id: str, response: Response) -> None:
+        """Hand a client's answer to the question it answers, here or in whichever process asked it.
+
+        The caller has found the session to be its own (:meth:`get`), which is what entitles it to answer.
+        """
+        questions = self._questions.get(session_id)
+        if questions is not None and questions.answer(response):
+            return
+        if not isinstance(response.id, str) or len(response.id) > MAX_REQUEST_ID_CHARS:
+            return  # the server's question ids are short strings: this answers none of them
+        event = {"type": SESSION_ANSWER, "id": session_id, "request": response.id, "result": response.result}
+        if response.error is not None or len(json.dumps(response.result, default=str)) > MAX_FORWARDED_ANSWER_BYTES:
+            event["result"] = None  # read as a refusal: an answer this large is no confirmation
+        await _tell_other_processes(event)
+
+    def answer_here(self, session_id: str, request_id: Any, result: Any) -> None:
+        questions = self._questions.get(session_id)
+        if questions is not None and isinstance(request_id, str):
+            questions.answer(Response(request_id, result if isinstance(result, dict) else None))
+
     def forget(self, session_id: str) -> None:
         """Drop what this process holds of a session ended anywhere: its cached record, its calls running here."""
         self.evict(session_id)
         running = self._in_flight.pop(session_id, {})
         for request_id in list(running):
             cancel_running(running, request_id, "The session was deleted.")
+        questions = self._questions.pop(session_id, None)
+        if questions is not None:
+            questions.close()
 
     def evict(self, session_id: str) -> None:
         cached = self._cache.pop(session_id, None)
@@ -207,6 +241,9 @@ class SessionStore:
     def release(self, session: Session) -> None:
         if session.session_id and not session.in_flight:
             self._in_flight.pop(session.session_id, None)
+            questions = self._questions.get(session.session_id)
+            if questions is not None and not questions.pending:
+                del self._questions[session.session_id]
 
 
 store = SessionStore()
@@ -215,6 +252,11 @@ store = SessionStore()
 @on_event(SESSION_ENDED)
 def _session_ended(event: dict[str, Any]) -> None:
     store.forget(str(event.get("id", "")))
+
+
+@on_event(SESSION_ANSWER)
+def _answer_arrived(event: dict[str, Any]) -> None:
+    store.answer_here(str(event.get("id", "")), event.get("request"), event.get("result"))
 
 
 @on_event(SESSION_CANCEL)

@@ -47,7 +47,7 @@ async def serve(user: Any, *, stdin: Any = None, stdout: BinaryIO | None = None)
     limit = int(mcp_settings.MAX_MESSAGE_BYTES)
     reader = await open_reader(stdin or sys.stdin, limit + 1)
     outbox = Outbox(LineWriter(stdout or sys.stdout.buffer).write)
-    session = Session(transport="stdio", user=user, emit=outbox.put, can_notify=True)
+    session = Session(transport="stdio", user=user, emit=outbox.put, can_notify=True, can_ask=True)
     # The hub hears the channel layer and reads the change counters, so edits made by any process reach here.
     # It knows the session before the first message is read (as a WebSocket is registered before it is
     # accepted), so no change made after the client's first answer goes unannounced.

@@ -48,6 +48,7 @@ class MCPWebsocketConsumer(DirectDispatch, AsyncWebsocketConsumer):
             token=admitted.token,
             emit=self.outbox.put,
             can_notify=True,
+            can_ask=True,
         )
         self.session.on_end = self.cut_off
         self.session.respond = self.outbox.send

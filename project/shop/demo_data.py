@@ -57,7 +57,11 @@ GROUP_PERMISSIONS = {
         "shop.change_order",
         "auth.view_user",
     ],
+    # Approve the calls of tools an approver confirms (the demo's cancel_orders), in the admin's Approvals.
+    "approvers": ["mcp_tools.view_approval", "mcp_tools.approve_call"],
 }
+# Groups besides each user's own: alice approves what support asks to cancel.
+MORE_GROUPS = {"alice": ["approvers"]}
 
 FIRST_NAMES = [
     "Ada", "Ben", "Chloé", "Dmitri", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas",
@@ -121,8 +125,8 @@ def ensure_users() -> dict[str, tuple[Any, bool]]:
         if created:
             user.set_password(password)
             user.save(update_fields=["password"])
-        if group_name:
-            user.groups.add(ensure_group(group_name))
+        for name in [group_name, *MORE_GROUPS.get(username, [])] if group_name else []:
+            user.groups.add(ensure_group(name))
         users[username] = (user, created)
     return users
 

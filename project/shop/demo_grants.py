@@ -32,6 +32,7 @@ GROUP_TOOLS = {
         "list_orders",
         "update_order_status",
         "ship_orders",
+        "cancel_orders",
         "order_summary",
         "find_customers",
         "api_list_orders",

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import Group
+
 from mcp_tools.models import ModelQuery, SearchSource, Tool
 
 MODEL_TOOLS: list[dict[str, Any]] = [
@@ -156,6 +158,8 @@ API_TOOLS: list[dict[str, Any]] = [
         "title": "Mark an order paid (API)",
         "api_action": "api:order-mark-paid.mark_paid",
         "description": "Mark a pending order paid; only the customer's account manager may.",
+        # A write that runs unconfirmed, chosen so: the tool list marks it, as it marks every such write.
+        "confirmation": Tool.Confirmation.NONE,
     },
 ]
 
@@ -173,6 +177,17 @@ ADMIN_ACTION_TOOLS: list[dict[str, Any]] = [
             "filters": ["id__in", "customer__name__icontains"],
             "max_rows": 20,
         },
+    },
+    {
+        "name": "cancel_orders",
+        "title": "Cancel orders",
+        "description": (
+            "Cancel pending and paid orders, as the shop's admin does: choose them by id (id__in). Each call waits "
+            "for a member of the approvers group to approve it in the admin; call again once it is approved."
+        ),
+        "config": {"action": "shop.order:cancel_orders", "filters": ["id__in"], "max_rows": 20},
+        "confirmation": Tool.Confirmation.APPROVER,
+        "approvers": "approvers",
     },
 ]
 
@@ -213,7 +228,10 @@ def ensure_cleaned(definitions: list[dict[str, Any]], kind: str) -> list[str]:
     for definition in definitions:
         if Tool.objects.filter(name=definition["name"]).exists():
             continue
-        tool = Tool(**definition, kind=kind, enabled=True)
+        fields = dict(definition)
+        if "approvers" in fields:
+            fields["approvers"] = Group.objects.get_or_create(name=fields["approvers"])[0]
+        tool = Tool(**fields, kind=kind, enabled=True)
         tool.full_clean()
         tool.save()
         created.append(tool.name)

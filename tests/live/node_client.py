@@ -1,5 +1,6 @@
 """The official TypeScript SDK's clients on Node: the OAuth client (``tests/oauth_client.mjs``) for the browser
-tests, and the bearer-token client (``tests/token_client.mjs``) run once to list and call.
+tests, and two bearer-token clients run once: ``tests/token_client.mjs`` lists and calls,
+``tests/confirming_client.mjs`` calls a tool that asks its user to confirm.
 
 ``make typescript-sdk`` installs ``@modelcontextprotocol/sdk`` under ``.ci/node`` beside the conformance
 suite (``.ci/run`` does it in CI); the Node is the suite's Node 22 when it is there, else the machine's.
@@ -24,6 +25,7 @@ NODE_MODULES = ROOT / ".ci" / "node" / "node_modules"
 SDK = NODE_MODULES / "@modelcontextprotocol" / "sdk"
 SCRIPT = ROOT / "tests" / "oauth_client.mjs"
 TOKEN_SCRIPT = ROOT / "tests" / "token_client.mjs"
+CONFIRMING_SCRIPT = ROOT / "tests" / "confirming_client.mjs"
 TIMEOUT = 10
 # Enough for Node to start, load the SDK, exchange the code and make its calls.
 FINISH_TIMEOUT = 30
@@ -89,11 +91,11 @@ class NodeClient:
             self.process.stdout.close()
 
 
-def token_client(mcp_url: str, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """What the token client printed once it had connected with ``token``, listed the tools and called ``tool``."""
+def run_once(script: Path, token: str, *args: str) -> dict[str, Any]:
+    """The last JSON line ``script`` printed once it had run to its end with the bearer ``token``."""
     env = {**os.environ, "MCP_TS_NODE_MODULES": str(NODE_MODULES), "MCP_TS_TOKEN": token}
     completed = subprocess.run(
-        [node(), str(TOKEN_SCRIPT), mcp_url, tool, json.dumps(arguments)],
+        [node(), str(script), *args],
         cwd=ROOT,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -106,4 +108,15 @@ def token_client(mcp_url: str, token: str, tool: str, arguments: dict[str, Any])
     return dict(json.loads(lines[-1]))
 
 
-__all__ = ["FINISH_TIMEOUT", "NodeClient", "node", "token_client"]
+def token_client(mcp_url: str, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """What the token client printed once it had connected with ``token``, listed the tools and called ``tool``."""
+    return run_once(TOKEN_SCRIPT, token, mcp_url, tool, json.dumps(arguments))
+
+
+def confirming_client(mcp_url: str, token: str, tool: str, plan: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each call of ``plan`` ({"arguments", "answer"}) as the confirming client made it: its protocol version,
+    the elicitation params its user was asked with and the tool's result."""
+    return list(run_once(CONFIRMING_SCRIPT, token, mcp_url, tool, json.dumps(plan))["calls"])
+
+
+__all__ = ["FINISH_TIMEOUT", "NodeClient", "confirming_client", "node", "token_client"]

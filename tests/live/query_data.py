@@ -285,14 +285,21 @@ def seed() -> dict[str, Any]:
 
 
 def make_tools(names: tuple[str, ...] = TOOL_NAMES) -> dict[str, Any]:
-    """Create the named model-query tools, enabled and granted to everyone; ModelQuery.save() writes their schemas."""
+    """Create the named model-query tools, enabled and granted to everyone; ModelQuery.save() writes their schemas.
+
+    Their writes run unconfirmed, as tools made before confirmations do: tests/test_confirmations.py asks first.
+    """
     from mcp_tools.models import ModelQuery, Tool
 
     made: dict[str, Any] = {}
     for config in TOOLS:
         if config.name in names:
             tool = Tool.objects.create(
-                name=config.name, kind=Tool.Kind.MODEL_QUERY, description=config.name, everyone=True
+                name=config.name,
+                kind=Tool.Kind.MODEL_QUERY,
+                description=config.name,
+                everyone=True,
+                confirmation=Tool.Confirmation.NONE,
             )
             made[config.name] = ModelQuery.objects.create(
                 tool=tool, model=config.model, operation=config.operation, **config.options

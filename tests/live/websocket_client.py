@@ -58,6 +58,21 @@ class MCPWebSocket:
             message["params"] = params
         await self.send(message)
 
+    async def response(self, request_id: Any) -> dict[str, Any]:
+        """The response to a request sent earlier with :meth:`send`, already received or arriving within TIMEOUT."""
+        for index, message in enumerate(self.unsolicited):
+            if isinstance(message, dict) and message.get("id") == request_id and "method" not in message:
+                return dict(self.unsolicited.pop(index))
+        try:
+            async with asyncio.timeout(TIMEOUT):
+                while True:
+                    message = await self._receive()
+                    if isinstance(message, dict) and message.get("id") == request_id and "method" not in message:
+                        return message
+                    self.unsolicited.append(message)
+        except TimeoutError:
+            raise AssertionError(f"No response to {request_id!r} within {TIMEOUT}s; got {self.unsolicited}") from None
+
     async def next_notification(self, method: str) -> dict[str, Any]:
         """The first notification named ``method``, already received or arriving within TIMEOUT."""
         for index, message in enumerate(self.unsolicited):
@@ -73,9 +88,11 @@ class MCPWebSocket:
         except TimeoutError:
             raise AssertionError(f"No {method} within {TIMEOUT}s; got {self.unsolicited}") from None
 
-    async def initialize(self, version: Any = "2025-11-25", *, initialized: bool = True) -> dict[str, Any]:
+    async def initialize(
+        self, version: Any = "2025-11-25", *, initialized: bool = True, capabilities: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         reply = await self.request(
-            "initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": CLIENT_INFO}
+            "initialize", {"protocolVersion": version, "capabilities": capabilities or {}, "clientInfo": CLIENT_INFO}
         )
         if initialized:
             await self.notify("notifications/initialized")

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from mcp_tools import Context, ToolError, query_scope, tool
 from mcp_tools.tools.content import ToolResult, image, text
 from tests.testapp import kinds  # noqa: F401  (registers the canned-reply kind)
+from tests.testapp.models import Category
 
 
 @tool(title="Add two integers", annotations={"readOnlyHint": True})
@@ -182,3 +183,10 @@ async def open_gate() -> str:
     gate.open()
     gate.reset()
     return "opened"
+
+
+@tool(confirm="user", annotations={"readOnlyHint": False, "destructiveHint": False})
+def add_category(name: str) -> dict[str, Any]:
+    """Add a note category: a write the user confirms before it runs (tests/test_confirmations_live.py)."""
+    category = Category.objects.create(name=name, code_hash="-")
+    return {"id": category.pk, "name": category.name}

@@ -6,12 +6,12 @@ import asyncio
 import time
 from typing import Any
 
-from mcp_tools.exceptions import CancelledByAdmin, ResultRefused
+from mcp_tools.exceptions import CancelledByAdmin, InputRequired, NotConfirmed, ResultRefused, RowsChanged
 from mcp_tools.models import ToolCall
 from mcp_tools.protocol import errors
 from mcp_tools.protocol.jsonrpc import Encoded, Request
 from mcp_tools.protocol.versions import Revision
-from mcp_tools.server.calls import admission, output, record, run
+from mcp_tools.server.calls import admission, confirmation, output, record, run
 from mcp_tools.server.running_calls import ADMIN_CANCELLED, running_calls
 from mcp_tools.server.session import InFlight, Session
 from mcp_tools.tools.catalog import catalog
@@ -20,6 +20,9 @@ from mcp_tools.tools.context import Context
 from mcp_tools.tools.entries import Entry
 
 Outcome = ToolCall.Outcome
+# Rows that change between every question and its answer end the call after this many questions.
+MAX_ROUNDS = 3
+KEPT_CHANGING = "The rows this call would change kept changing while you were asked. Nothing was changed."
 
 
 class Call:
@@ -44,6 +47,7 @@ class Call:
         self.task: asyncio.Task[Any] | None = None
         self.cancelling = -1  # the task's cancellation count before an administrator cancelled it; -1: never
         self.recorded = True  # False for a refusal that its counting window has already recorded
+        self.confirmed: confirmation.Confirmed | None = None
 
     async def answer(self) -> dict[str, Any]:
         self.task = asyncio.current_task()
@@ -64,6 +68,9 @@ class Call:
         """The answer: the tool's result, or a failure as the boundary answers it."""
         try:
             result = await self.result()
+        except InputRequired as asked:
+            self.outcome, self.message = Outcome.ASKED, "A person was asked to confirm the call."
+            return asked.result
         except Exception as exc:
             failure = self.failed(exc)
             if failure.reply is not errors.Reply.RESULT:
@@ -86,8 +93,15 @@ class Call:
         snapshot = await catalog.get()
         entry, arguments = await admission.admit(self, snapshot)
         seconds = run.time_limit(entry)
-        async with admission.Places(self, entry, seconds):
-            return output.check_output(entry, await run.run_tool(self, entry, arguments, seconds))
+        for _round in range(MAX_ROUNDS):
+            self.confirmed = confirmed = await confirmation.confirm(self, entry, arguments, seconds)
+            state = confirmed.state if confirmed is not None else None
+            try:
+                async with admission.Places(self, entry, seconds):
+                    return output.check_output(entry, await run.run_tool(self, entry, arguments, seconds, state))
+            except RowsChanged:
+                self.confirmed = None  # the yes was for rows that are no longer there: ask again
+        raise NotConfirmed(KEPT_CHANGING)
 
     def failed(self, exc: Exception) -> errors.Failure:
         """How ``exc`` ends the call, as the boundary says, noted for the audit row; raised again when the

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcp_tools.access import credentials
 from mcp_tools.access.audit import audit_log
@@ -37,7 +37,19 @@ async def record(call: Call) -> None:
         message=call.message[:2000],
         duration_ms=(time.perf_counter() - call.started) * 1000,
         result_bytes=call.result_bytes,
+        **confirmed(call),
     )
+
+
+def confirmed(call: Call) -> dict[str, Any]:
+    """Who said yes to the call and how; nothing for a call nobody confirmed."""
+    if call.confirmed is None:
+        return {}
+    by = call.confirmed.by
+    return {
+        "confirmation": call.confirmed.how,
+        "confirmed_by_id": by.pk if getattr(by, "is_authenticated", False) else None,
+    }
 
 
 def parameter_names(entry: Entry | None) -> frozenset[str]:

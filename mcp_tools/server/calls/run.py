@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_tools.conf import mcp_settings
 from mcp_tools.connections import connection_lost
-from mcp_tools.exceptions import CallTimedOut, InvalidArguments, ToolCrashed, ToolError
+from mcp_tools.exceptions import CallTimedOut, InvalidArguments, RowsChanged, ToolCrashed, ToolError
 from mcp_tools.loops import Deadline
 from mcp_tools.server.progress import ProgressSender
 from mcp_tools.tools.content import CallResult, Unsendable
@@ -31,10 +31,14 @@ def time_limit(entry: Entry) -> float:
     return float(entry.timeout_seconds or mcp_settings.CALL_TIMEOUT_SECONDS)
 
 
-async def run_tool(call: Call, entry: Entry, arguments: dict[str, Any], seconds: float) -> CallResult:
-    """What the tool returns for ``arguments`` within ``seconds``."""
+async def run_tool(
+    call: Call, entry: Entry, arguments: dict[str, Any], seconds: float, confirmed_state: str | None = None
+) -> CallResult:
+    """What the tool returns for ``arguments`` within ``seconds``; ``confirmed_state``: the rows as the person
+    who confirmed the call saw them (see ``ToolKind.changes``)."""
     progress = ProgressSender(call.session.emit, entry.name)
     ctx = context(call, entry, progress)
+    ctx.confirmed_state = confirmed_state
     try:
         # A deadline on this task rather than wait_for's: no second task per call, and no timer either.
         with Deadline(seconds):
@@ -45,7 +49,7 @@ async def run_tool(call: Call, entry: Entry, arguments: dict[str, Any], seconds:
     except CallCancelled:
         # The tool saw its cancellation (ctx.check_cancelled()): the call ends as cancelled, unanswered.
         raise asyncio.CancelledError from None
-    except _PASSED_ON:
+    except (*_PASSED_ON, RowsChanged):
         raise
     except Exception as exc:
         if connection_lost(exc):

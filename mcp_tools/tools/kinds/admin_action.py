@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
 from mcp_tools.models import Tool
+from mcp_tools.tools.confirmations import Changes
 from mcp_tools.tools.content import ToolResult
 from mcp_tools.tools.context import Context
 from mcp_tools.tools.executors.admin_actions import run
@@ -119,10 +120,14 @@ class AdminActionKind(ToolKind):
 
     async def run(self, plan: Plan, arguments: dict[str, Any], ctx: Context) -> ToolResult:
         spec: AdminActionSpec = plan.runs
-        result: dict[str, Any] = await run_sync(run.run, spec, arguments, ctx.user)
+        result: dict[str, Any] = await run_sync(run.run, spec, arguments, ctx.user, ctx.confirmed_state)
         # What the admin would show the person on its next page, one message per line.
         text = "\n".join(m["message"] for m in result["messages"]) or f"{result['rows']} row(s) done."
         return ToolResult(content=[{"type": "text", "text": text}], structured=result)
+
+    async def changes(self, plan: Plan, arguments: dict[str, Any], ctx: Context) -> Changes:
+        spec: AdminActionSpec = plan.runs
+        return await run_sync(run.changes, spec, arguments, ctx.user)
 
     def hints(self, tool: Tool) -> dict[str, bool]:
         return dict(CHANGES)  # destructive unless the owner says otherwise

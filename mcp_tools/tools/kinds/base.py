@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from django import forms
 
+from mcp_tools.tools.confirmations import Changes
+
 if TYPE_CHECKING:
     from mcp_tools.models import Tool
     from mcp_tools.tools.context import Context
@@ -74,6 +76,18 @@ class ToolKind:
     def hints(self, tool: Tool) -> dict[str, bool]:
         """The annotations that follow from what the tool does (``readOnlyHint``...); the owner's win."""
         return {}
+
+    def confirmation(self, tool: Tool) -> str:
+        """Who confirms the calls of a tool whose row leaves its confirmation blank (a ``Tool.Confirmation``
+        value); "": the user when the tool writes, nobody when it reads."""
+        return ""
+
+    async def changes(self, plan: Plan, arguments: dict[str, Any], ctx: Context) -> Changes:
+        """What a call with ``arguments`` would change, worked out without writing anything: lines a person
+        reads, and a digest of the rows it would touch (``Changes.state``). Asked only of tools whose calls a
+        person confirms. A kind that returns a state finds it unchanged when it writes (``ctx.confirmed_state``)
+        or raises ``mcp_tools.exceptions.RowsChanged``; raise ``ToolError`` for a call that could not run."""
+        return Changes()
 
     def implementation(self, tool: Tool) -> str:
         """What runs the tool, in a word or two for the admin's list."""

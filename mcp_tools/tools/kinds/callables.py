@@ -50,6 +50,10 @@ class CallableKind(ToolKind):
             raise LookupError(f"Tool {ctx.tool_name!r} names unregistered callable {runs.key!r}")
         return await call(registered, arguments, ctx, has_output_schema=runs.has_output_schema)
 
+    def confirmation(self, tool: Tool) -> str:
+        registered = registry.get(tool.callable_name)
+        return registered.confirm if registered is not None else ""
+
     def implementation(self, tool: Tool) -> str:
         return tool.callable_name
 

@@ -8,6 +8,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 
 from mcp_tools.models import ModelQuery, Tool
+from mcp_tools.tools.confirmations import Changes
 from mcp_tools.tools.content import CallResult
 from mcp_tools.tools.context import Context
 from mcp_tools.tools.executors import queries
@@ -65,6 +66,10 @@ class ModelQueryKind(ToolKind):
     async def run(self, plan: Plan, arguments: dict[str, Any], ctx: Context) -> CallResult:
         spec: QuerySpec = plan.runs
         return await queries.run(spec, arguments, ctx)
+
+    async def changes(self, plan: Plan, arguments: dict[str, Any], ctx: Context) -> Changes:
+        spec: QuerySpec = plan.runs
+        return await queries.changes(spec, arguments, ctx)
 
     def hints(self, tool: Tool) -> dict[str, bool]:
         query = getattr(tool, "query", None)

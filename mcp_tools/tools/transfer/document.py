@@ -44,6 +44,8 @@ TOOL_KEYS: dict[str, tuple[str, Any]] = {
     "icons": (LIST, []),
     "enabled": (BOOL, True),
     "everyone": (BOOL, False),
+    "confirmation": (STR, Tool.Confirmation.DEFAULT.value),
+    "approvers": (STR, ""),  # the name of the group whose members approve calls
     "rate_limit": (STR, ""),
     "timeout_seconds": (INT, None),
     "max_concurrent_calls": (INT, None),

@@ -17,11 +17,19 @@ from mcp_tools.tools.registry import registry
 from mcp_tools.tools.transfer.document import GENERATED, HINTS, QUERY_KEYS, SOURCE_KEYS, Document
 
 PLAIN_FIELDS = ("name", "title", "description", "kind", "callable_name", "api_action", "config")
-ACCESS_FIELDS = ("icons", "enabled", "everyone", "rate_limit", "timeout_seconds", "max_concurrent_calls")
+ACCESS_FIELDS = (
+    "icons",
+    "enabled",
+    "everyone",
+    "confirmation",
+    "rate_limit",
+    "timeout_seconds",
+    "max_concurrent_calls",
+)
 
 
 def tools_queryset(names: Iterable[str] | None = None) -> QuerySet[Tool]:
-    tools = Tool.objects.order_by("name").select_related("query")
+    tools = Tool.objects.order_by("name").select_related("query", "approvers")
     tools = tools.prefetch_related("sources", "user_grants__user", "group_grants__group", "rate_overrides__group")
     return tools if names is None else tools.filter(name__in=list(names))
 
@@ -44,6 +52,7 @@ def tool_entry(tool: Tool) -> dict[str, Any]:
     entry |= {"input_schema": input_schema, "output_schema": output_schema}
     entry |= {hint: getattr(tool, hint) for hint in HINTS}
     entry |= {key: getattr(tool, key) for key in ACCESS_FIELDS}
+    entry["approvers"] = tool.approvers.name if tool.approvers is not None else ""
     username = get_user_model().USERNAME_FIELD
     entry |= {
         "query": None if query is None else {key: getattr(query, key) for key in QUERY_KEYS},

@@ -125,6 +125,7 @@ class Names:
         groupnames = {name for tool in document.tools for name in tool["groups"]}
         groupnames |= {rate["group"] for tool in document.tools for rate in tool["rate_limits"]}
         groupnames |= {rate["group"] for rate in document.rate_limits}
+        groupnames |= {tool["approvers"] for tool in document.tools if tool["approvers"]}
         manager = user_model._default_manager
         found = manager.filter(**{f"{self.username}__in": usernames})
         self.users: dict[str, Any] = {str(getattr(user, self.username)): user for user in found}
@@ -200,6 +201,9 @@ def resolved(entry: dict[str, Any], names: Names) -> dict[str, Any]:
         "users": names.known(entry["users"], names.users, "user", where),
         "groups": names.known(entry["groups"], names.groups, "group", where),
         "rate_limits": sorted(rates, key=lambda rate: rate["group"]),
+        "approvers": "".join(
+            names.known([entry["approvers"]], names.groups, "group", where) if entry["approvers"] else []
+        ),
     }
 
 
@@ -213,6 +217,7 @@ def flatten(entry: dict[str, Any] | None) -> dict[str, Any]:
     if entry is None:
         return {}
     flat: dict[str, Any] = {key: entry[key] for key in TOOL_FIELDS}
+    flat["approvers"] = entry["approvers"]
     if entry["query"] is not None:
         flat |= {f"query.{key}": value for key, value in entry["query"].items()}
     for source in entry["sources"]:
@@ -290,6 +295,7 @@ class Writer:
         kind_changed = self.tool is None or self.tool.kind != entry["kind"]
         for key in (*PLAIN_FIELDS, *HINTS, *ACCESS_FIELDS):
             setattr(tool, key, entry[key])
+        tool.approvers = self.names.groups[entry["approvers"]] if entry["approvers"] else None
         if entry["kind"] not in GENERATED:
             # None: the registered callable's own (Tool.clean fills them in).
             tool.input_schema = default_input_schema() if entry["input_schema"] is None else entry["input_schema"]

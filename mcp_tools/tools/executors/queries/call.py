@@ -30,6 +30,7 @@ class QueryCall:
     arguments: dict[str, Any]
     user: Any
     queryset: QuerySet[Any]
+    expected_state: str | None = None  # a confirmed write's rows as the person saw them (see writes.changes)
 
 
 # Where reused() keeps what it built, on the user object itself: a session holds its caller's object until

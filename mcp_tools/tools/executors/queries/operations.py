@@ -33,9 +33,11 @@ Operation = ModelQuery.Operation
 FUNCTIONS: dict[str, type[Any]] = {"sum": Sum, "avg": Avg, "min": Min, "max": Max}
 
 
-def execute(spec: QuerySpec, plan: Plan, arguments: dict[str, Any], user: Any) -> Result:
+def execute(
+    spec: QuerySpec, plan: Plan, arguments: dict[str, Any], user: Any, expected_state: str | None = None
+) -> Result:
     alias = router.db_for_write(spec.model) if spec.is_write else router.db_for_read(spec.model)
-    call = QueryCall(spec, plan, arguments, user, in_scope(spec, user, alias))
+    call = QueryCall(spec, plan, arguments, user, in_scope(spec, user, alias), expected_state)
     if spec.is_write or connections[alias].vendor == "postgresql":
         with guarded(alias):
             return OPERATIONS[spec.operation](call)
@@ -43,6 +45,14 @@ def execute(spec: QuerySpec, plan: Plan, arguments: dict[str, Any], user: Any) -
     # READ COMMITTED it never made a list's count and page one snapshot; elsewhere it cost a BEGIN and a
     # COMMIT per call, and on SQLite held the shared lock across both statements, delaying every writer.
     return OPERATIONS[spec.operation](call)
+
+
+def changes(spec: QuerySpec, plan: Plan, arguments: dict[str, Any], user: Any) -> writes.Changes:
+    """What a write would change, read in one transaction under the statement timeout, writing nothing."""
+    alias = router.db_for_write(spec.model)
+    call = QueryCall(spec, plan, arguments, user, in_scope(spec, user, alias))
+    with guarded(alias):
+        return writes.changes(call)
 
 
 @contextmanager

@@ -13,7 +13,10 @@ from django.db.models import ProtectedError, QuerySet, RestrictedError
 from django.db.models.deletion import Collector
 
 from mcp_tools.access import scopes
-from mcp_tools.exceptions import ToolError
+from mcp_tools.access.confirmation_state import digest
+from mcp_tools.exceptions import RowsChanged, ToolError
+from mcp_tools.models import ModelQuery
+from mcp_tools.tools.confirmations import Changes, shown
 from mcp_tools.tools.executors.queries.call import QueryCall, Result, one, rows
 from mcp_tools.tools.executors.queries.config import QuerySpec
 from mcp_tools.tools.executors.queries.fields import SEP
@@ -37,6 +40,7 @@ def run_update(call: QueryCall) -> Result:
     if not plan.values:
         raise ToolError(f"Give at least one field to change: {', '.join(f.name for f in spec.writable)}.")
     instance = one(call, call.queryset.select_for_update())
+    _check_state(call, _row_state(call, instance))
     _check_references(call)
     for name, value in plan.values.items():
         setattr(instance, _attname(spec, name), value)
@@ -46,7 +50,14 @@ def run_update(call: QueryCall) -> Result:
 
 def run_delete(call: QueryCall) -> Result:
     """Delete the row as Django's admin would: only if the caller may delete everything it takes with it."""
-    instance = one(call, call.queryset)
+    collector = _collect(call, one(call, call.queryset))
+    _check_state(call, _deletion_state(collector))
+    _total, deleted = collector.delete()
+    return {"results": [], "count": 1, "deleted": {label: n for label, n in sorted(deleted.items()) if n}}
+
+
+def _collect(call: QueryCall, instance: Any) -> Collector:
+    """What deleting ``instance`` takes with it, once the caller may delete all of it."""
     collector = Collector(using=call.queryset.db, origin=instance)
     try:
         collector.collect([instance])
@@ -55,8 +66,61 @@ def run_delete(call: QueryCall) -> Result:
     except RestrictedError as exc:
         raise ToolError(_protected(call.user, exc.restricted_objects)) from None
     _check_cascade(call.user, _collected(collector))
-    _total, deleted = collector.delete()
-    return {"results": [], "count": 1, "deleted": {label: n for label, n in sorted(deleted.items()) if n}}
+    return collector
+
+
+# What a confirmed write would change, and the state it must find ------------------------------------
+
+
+def changes(call: QueryCall) -> Changes:
+    """What the call would write, worked out without writing: the lines a person confirms, and the state of
+    the rows it touches, which the write itself must find unchanged."""
+    spec, values = call.spec, call.plan.values
+    name = str(spec.model._meta.verbose_name)
+    if spec.operation == ModelQuery.Operation.CREATE:
+        return Changes(tuple(f"new {name}: {field} = {shown(value)}" for field, value in values.items()))
+    if spec.operation == ModelQuery.Operation.UPDATE:
+        instance = one(call, call.queryset)
+        visible = {r.path for r in spec.output}
+        which = f"{name} {spec.lookup.name}={shown(call.plan.lookup_value)}"
+        lines = []
+        for field, value in values.items():
+            old = getattr(instance, _attname(spec, field))
+            before = shown(old) if field in visible else "(not shown)"
+            lines.append(f"{which}: {field}: {before} → {shown(value)}")
+        return Changes(tuple(lines), _row_state(call, instance))
+    if spec.operation == ModelQuery.Operation.DELETE:
+        collector = _collect(call, one(call, call.queryset))
+        lines = [f"delete {name} {spec.lookup.name}={shown(call.plan.lookup_value)}"]
+        hidden = 0
+        for model, count in sorted(_collected(collector).items(), key=lambda item: item[0]._meta.label):
+            if model._meta.auto_created:
+                continue
+            if not scopes.may_view(call.user, model):
+                hidden += count
+                continue
+            plural = model._meta.verbose_name if count == 1 else model._meta.verbose_name_plural
+            lines.append(f"{count} {plural} deleted in all")
+        if hidden:
+            lines.append(f"{hidden} other related rows deleted")
+        return Changes(tuple(lines), _deletion_state(collector))
+    return Changes()
+
+
+def _row_state(call: QueryCall, instance: Any) -> str:
+    return digest([instance.pk, *(getattr(instance, field.attname) for field in call.spec.writable)])
+
+
+def _deletion_state(collector: Collector) -> str:
+    rows = sorted((model._meta.label, str(obj.pk)) for model, objs in collector.data.items() for obj in objs)
+    fast = sorted((qs.model._meta.label, qs.count()) for qs in collector.fast_deletes)
+    return digest([rows, fast])
+
+
+def _check_state(call: QueryCall, state: str) -> None:
+    """A confirmed write runs only on the rows as the person saw them."""
+    if call.expected_state is not None and state != call.expected_state:
+        raise RowsChanged()
 
 
 def _collected(collector: Collector) -> dict[type[models.Model], int]:
