@@ -16,6 +16,7 @@ _PUBLIC = {
     "tool": "mcp_tools.tools.registry",
     "Context": "mcp_tools.tools.context",
     "ToolError": "mcp_tools.exceptions",
+    "CannotAsk": "mcp_tools.exceptions",
     "ToolResult": "mcp_tools.tools.content",
     "query_scope": "mcp_tools.access.scopes",
     "scoped": "mcp_tools.access.scopes",
@@ -33,6 +34,7 @@ _PUBLIC = {
 __all__ = [
     "AllowAny",
     "BasePermission",
+    "CannotAsk",
     "Context",
     "HasModelPermissions",
     "HasToolGrant",
@@ -61,7 +63,7 @@ if TYPE_CHECKING:
     )
     from mcp_tools.access.scopes import query_scope, scoped
     from mcp_tools.conf import mcp_settings
-    from mcp_tools.exceptions import ToolError
+    from mcp_tools.exceptions import CannotAsk, ToolError
     from mcp_tools.tools.content import ToolResult
     from mcp_tools.tools.context import Context
     from mcp_tools.tools.kinds.base import Plan, ToolKind

@@ -166,8 +166,13 @@ class RowsChanged(Exception):
 
 class InputRequired(Exception):
     """A 2026-07-28 call that needs the client to ask its user first: answered with ``result``
-    (``resultType: "input_required"``) rather than run."""
+    (``resultType: "input_required"``) rather than run; ``note`` says so in the audit trail."""
 
-    def __init__(self, result: dict[str, Any]) -> None:
+    def __init__(self, result: dict[str, Any], note: str = "A person was asked to confirm the call.") -> None:
         super().__init__("input required")
         self.result = result
+        self.note = note
+
+
+class CannotAsk(ToolError):
+    """A tool's question that cannot be put or answered here: the call ends in band with this message."""

@@ -14,6 +14,7 @@ from django.test import override_settings
 from mcp_tools.access import confirmation_state
 from mcp_tools.models import Tool, ToolCall
 from mcp_tools.server.calls.confirmation import CANNOT_ASK, DECLINED, INPUT_KEY
+from mcp_tools.server.calls.request_state import NOT_VALID
 from tests.db import orm
 from tests.live.query_data import grant
 from tests.messages import modern_meta
@@ -283,11 +284,12 @@ async def test_a_yes_binds_to_its_arguments_tool_caller_and_time(people: dict[st
     assert failed(bobs) == f"No item with id={item.pk}."
     tampered = state[:-3] + ("AAA" if not state.endswith("AAA") else "BBB")
     forged = signing.dumps({"tool": "item_update"}, salt="another.salt")
-    for bad in (tampered, forged, "", "x" * 10_000):
+    # A state that fails its integrity check is refused (-32602), its message giving no reason.
+    for bad in (tampered, forged, "", "x" * 40_000):
         reply = await alice.request(
             "tools/call", modern_call("item_update", {"id": item.pk, "quantity": 42}, **answered(bad))
         )
-        assert reply["result"]["resultType"] == "input_required"
+        assert reply["error"] == {"code": -32602, "message": NOT_VALID}
     with override_settings(MCP_TOOLS={"CONFIRMATION_SECONDS": -1}):  # the yes has expired
         reply = await alice.request(
             "tools/call", modern_call("item_update", {"id": item.pk, "quantity": 42}, **answered(state))

@@ -91,6 +91,7 @@ TOOLS = [
     "picture",
     "broken_output",
     "needs_sampling",
+    "ask_twice",
 ]
 ARGUMENT_NAMES = ["a", "b", "x", "y", "name", "punctuation", "shout", "reason", "items", "password", "nested"]
 
@@ -112,7 +113,23 @@ scalars = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),
     any_text,
 )
-keys = st.sampled_from(["jsonrpc", "id", "method", "params", "result", "error", "_meta", *ARGUMENT_NAMES]) | any_text
+keys = (
+    st.sampled_from(
+        [
+            "jsonrpc",
+            "id",
+            "method",
+            "params",
+            "result",
+            "error",
+            "_meta",
+            "inputResponses",
+            "requestState",
+            *ARGUMENT_NAMES,
+        ]
+    )
+    | any_text
+)
 json_values = st.recursive(
     scalars,
     lambda children: st.lists(children, max_size=4) | st.dictionaries(keys, children, max_size=4),
@@ -158,7 +175,8 @@ metas = st.one_of(
 )
 arguments = json_values | st.dictionaries(st.sampled_from(ARGUMENT_NAMES) | any_text, json_values | sized, max_size=4)
 tool_calls = st.fixed_dictionaries(
-    {"name": st.sampled_from(TOOLS) | any_text | json_values}, optional={"arguments": arguments, "_meta": metas}
+    {"name": st.sampled_from(TOOLS) | any_text | json_values},
+    optional={"arguments": arguments, "_meta": metas, "inputResponses": json_values, "requestState": json_values},
 )
 params = st.one_of(
     json_values,

@@ -116,9 +116,9 @@ class TestResults:
         assert [tool["name"] for tool in page["tools"]] == [
             "add",
             "add_category",
-            "broken_output",
-            "crash",
-            "fail_politely",
+            "add_named_category",
+            "ask_from_a_thread",
+            "ask_many",
         ]
         assert {key: value for key, value in page.items() if key != "tools"} == {
             "nextCursor": page["nextCursor"],

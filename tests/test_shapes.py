@@ -206,7 +206,14 @@ async def test_tools_list_shows_each_revision_its_own_definition_shape(
     decorated: None, user: Any, version: Any
 ) -> None:
     wire = await connected(user, version)
-    listed = {tool["name"]: tool for tool in (await wire.request("tools/list"))["result"]["tools"]}
+    listed: dict[str, Any] = {}
+    params: dict[str, Any] = {}
+    while True:  # the test app's tools fill several pages
+        page = (await wire.request("tools/list", params))["result"]
+        listed.update((tool["name"], tool) for tool in page["tools"])
+        if "nextCursor" not in page:
+            break
+        params = {"cursor": page["nextCursor"]}
     add: dict[str, Any] = {"name": "add", "description": "Add two integers.", "inputSchema": ADD_INPUT}
     if since(version, v.V2025_03_26):
         add["annotations"] = {"title": "Add two integers", "readOnlyHint": True}

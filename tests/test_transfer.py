@@ -28,6 +28,16 @@ from tests.websocket import heard_once
 
 pytestmark = pytest.mark.django_db
 
+# The first tools by name, of those an import of "add" alone leaves behind on a seeded site.
+KEPT = (
+    "Only on this site, kept: add_category, add_named_category, api_items, ask_from_a_thread, ask_many, ask_twice,"
+    " broken_output, crash, "
+)
+DISABLED = (
+    "Disabled, not in the file: add_category, add_named_category, ask_from_a_thread, ask_many, ask_twice,"
+    " broken_output, crash, "
+)
+
 
 def import_file(tmp_path: Path, text: str, *args: str, name: str = "tools.json") -> str:
     path = tmp_path / name
@@ -102,7 +112,7 @@ def test_an_exported_site_imported_into_an_empty_one_exports_the_same(tmp_path):
 
     out = import_file(tmp_path, before, "--noinput")
 
-    assert out.splitlines()[-1] == "Imported: 23 tool(s) added, 0 changed."
+    assert out.splitlines()[-1] == "Imported: 27 tool(s) added, 0 changed."
     assert exported() == before
     assert dict(Tool.objects.values_list("name", "input_schema")) == schemas  # regenerated alike
 
@@ -124,7 +134,7 @@ def test_importing_a_sites_own_export_changes_nothing(tmp_path):
 
     out = import_file(tmp_path, exported(), "--noinput")
 
-    assert out.splitlines()[-2:] == ["0 added, 0 changed, 23 unchanged.", "Nothing to change."]
+    assert out.splitlines()[-2:] == ["0 added, 0 changed, 27 unchanged.", "Nothing to change."]
 
 
 # The diff ------------------------------------------------------------------------------------------
@@ -151,7 +161,7 @@ def test_the_dry_run_shows_added_changed_and_unchanged_tools_and_writes_nothing(
         "+ add_more (added)",
         "    granted to user bob",
     ]
-    assert lines[8].startswith("Only on this site, kept: add_category, api_items, broken_output, crash, ")
+    assert lines[8].startswith(KEPT)
     assert lines[-2:] == ["1 added, 1 changed, 1 unchanged.", "Dry run: nothing was written."]
     assert exported() == before
     assert UserGrant.objects.filter(user=people["bob"]).count() == 1
@@ -191,13 +201,13 @@ def test_prune_disables_the_tools_only_on_this_site_and_never_deletes_them(tmp_p
     data = json.loads(exported("add")) | {"rate_limits": []}
     out = import_file(tmp_path, json.dumps(data), "--noinput", "--prune")
 
-    assert "Only on this site, kept: add_category, api_items, broken_output, crash, " in kept
-    assert "Disabled, not in the file: add_category, broken_output, crash, " in out
+    assert KEPT in kept
+    assert DISABLED in out
     assert "Only on this site, kept: api_items\n" in out  # already disabled
     assert '~ default rate of group staff: "1000/h" → (none)' in out
     assert list(Tool.objects.filter(enabled=True).values_list("name", flat=True)) == ["add"]
     assert not RateLimitOverride.objects.filter(tool=None).exists()
-    assert len(names()) == 23
+    assert len(names()) == 27
 
 
 # Atomic --------------------------------------------------------------------------------------------

@@ -190,3 +190,46 @@ def add_category(name: str) -> dict[str, Any]:
     """Add a note category: a write the user confirms before it runs (tests/test_confirmations_live.py)."""
     category = Category.objects.create(name=name, code_hash="-")
     return {"id": category.pk, "name": category.name}
+
+
+NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+COLOUR = {"type": "object", "properties": {"colour": {"type": "string"}}, "required": ["colour"]}
+
+
+@tool
+async def ask_twice(ctx: Context, topic: str = "") -> dict[str, Any]:
+    """Asks the person's name, then (a second round) their colour and the client's roots (tests/test_asks.py)."""
+    name = await ctx.elicit(f"Your name? {topic}", NAME_FORM)
+    rest = await ctx.ask(
+        {
+            "colour": {"method": "elicitation/create", "params": {"message": "Colour?", "requestedSchema": COLOUR}},
+            "roots": {"method": "roots/list", "params": {}},
+        }
+    )
+    return {
+        "name": name.content.get("name") if name.accepted else name.action,
+        "colour": rest["colour"].get("content", {}).get("colour"),
+        "roots": [root.get("uri") for root in rest["roots"]["roots"]],
+    }
+
+
+@tool
+async def ask_many(ctx: Context, count: int = 9, method: str = "roots/list") -> str:
+    """Asks ``count`` questions of one ``method`` at once."""
+    await ctx.ask({f"q{n}": {"method": method, "params": {}} for n in range(count)})
+    return "asked"
+
+
+@tool
+def ask_from_a_thread(ctx: Context) -> str:
+    """A sync tool that tries to ask: it may not, whatever the client."""
+    asyncio.run(ctx.elicit("From a thread?", NAME_FORM))
+    return "asked"
+
+
+@tool(confirm="user", annotations={"readOnlyHint": False})
+async def add_named_category(ctx: Context, code: str) -> dict[str, Any]:
+    """A write the user confirms, which asks a name once confirmed, before it writes (tests/test_asks.py)."""
+    name = await ctx.elicit("Name the category", NAME_FORM)
+    category = await Category.objects.acreate(name=str(name.content.get("name")), code_hash=code)
+    return {"id": category.pk, "name": category.name}

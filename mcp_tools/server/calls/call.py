@@ -11,7 +11,7 @@ from mcp_tools.models import ToolCall
 from mcp_tools.protocol import errors
 from mcp_tools.protocol.jsonrpc import Encoded, Request
 from mcp_tools.protocol.versions import Revision
-from mcp_tools.server.calls import admission, confirmation, output, record, run
+from mcp_tools.server.calls import admission, asking, confirmation, output, record, request_state, run
 from mcp_tools.server.running_calls import ADMIN_CANCELLED, running_calls
 from mcp_tools.server.session import InFlight, Session
 from mcp_tools.tools.catalog import catalog
@@ -69,7 +69,7 @@ class Call:
         try:
             result = await self.result()
         except InputRequired as asked:
-            self.outcome, self.message = Outcome.ASKED, "A person was asked to confirm the call."
+            self.outcome, self.message = Outcome.ASKED, asked.note
             return asked.result
         except Exception as exc:
             failure = self.failed(exc)
@@ -92,9 +92,14 @@ class Call:
         """What the tool produced, once admitted; the steps raise, and hold their places until it returns."""
         snapshot = await catalog.get()
         entry, arguments = await admission.admit(self, snapshot)
+        if self.revision.is_modern:
+            request_state.check(self.request.params)
         seconds = run.time_limit(entry)
+        # A yes given in an earlier round of this call's questions stands (once): nobody confirms twice.
+        carried = await asking.carried_confirmation(self, entry, arguments)
         for _round in range(MAX_ROUNDS):
-            self.confirmed = confirmed = await confirmation.confirm(self, entry, arguments, seconds)
+            confirmed = carried or await confirmation.confirm(self, entry, arguments, seconds)
+            self.confirmed, carried = confirmed, None
             state = confirmed.state if confirmed is not None else None
             try:
                 async with admission.Places(self, entry, seconds):

@@ -2,8 +2,9 @@
 
 A failure the tool did not mean for the caller leaves here as :class:`~mcp_tools.exceptions.ToolCrashed`
 (its cause attached, for the log), a time limit that passed as ``CallTimedOut``; the tool's own words
-(``ToolError``), its invalid arguments and its unsendable values pass through as they are, and a lost
-database connection too. :mod:`mcp_tools.protocol.errors` answers them all.
+(``ToolError``), its invalid arguments and its unsendable values pass through as they are, and so do a lost
+database connection and the ``input_required`` its questions end a 2026-07-28 run with (:mod:`.asking`).
+:mod:`mcp_tools.protocol.errors` answers them all.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_tools.conf import mcp_settings
 from mcp_tools.connections import connection_lost
-from mcp_tools.exceptions import CallTimedOut, InvalidArguments, RowsChanged, ToolCrashed, ToolError
+from mcp_tools.exceptions import CallTimedOut, InputRequired, InvalidArguments, RowsChanged, ToolCrashed, ToolError
 from mcp_tools.loops import Deadline
+from mcp_tools.server.calls import asking
 from mcp_tools.server.progress import ProgressSender
 from mcp_tools.tools.content import CallResult, Unsendable
 from mcp_tools.tools.context import CallCancelled, Context
@@ -39,6 +41,7 @@ async def run_tool(
     progress = ProgressSender(call.session.emit, entry.name)
     ctx = context(call, entry, progress)
     ctx.confirmed_state = confirmed_state
+    ctx.asker = asking.asker(call, entry, arguments)
     try:
         # A deadline on this task rather than wait_for's: no second task per call, and no timer either.
         with Deadline(seconds):
@@ -49,7 +52,7 @@ async def run_tool(
     except CallCancelled:
         # The tool saw its cancellation (ctx.check_cancelled()): the call ends as cancelled, unanswered.
         raise asyncio.CancelledError from None
-    except (*_PASSED_ON, RowsChanged):
+    except (*_PASSED_ON, RowsChanged, InputRequired):
         raise
     except Exception as exc:
         if connection_lost(exc):

@@ -72,5 +72,6 @@ async def call(
     if registered.is_async:
         value = await registered.func(**kwargs)
     else:
+        ctx.in_thread = True  # it may not ask: waiting for a person would hold the thread
         value = await run_sync(registered.func, **kwargs)
     return checked_result(value, wraps_result=registered.wraps_result, has_output_schema=has_output_schema)
