@@ -22,7 +22,7 @@ from mcp_tools.access import ask_state, confirmation_state
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import CannotAsk, InputRequired, NotConfirmed
 from mcp_tools.protocol import versions as v
-from mcp_tools.server.calls.confirmation import Confirmed, needs_confirmation
+from mcp_tools.server.calls.confirmation import Confirmed, call_binding, needs_confirmation
 from mcp_tools.server.questions import Unanswered
 from mcp_tools.tools import asks
 from mcp_tools.tools.entries import Entry
@@ -138,15 +138,7 @@ class StateAsker:
 
 def binding(call: Call, entry: Entry, arguments: dict[str, Any]) -> confirmation_state.Binding:
     """The call a state of its questions belongs to; rows play no part (a confirmation binds those)."""
-    user = call.session.user
-    return confirmation_state.Binding(
-        tool=entry.name,
-        tool_id=entry.id,
-        user=user.pk if getattr(user, "is_authenticated", False) else None,
-        credential=confirmation_state.credential_key(call.session.token),
-        arguments=confirmation_state.digest(arguments),
-        state="",
-    )
+    return call_binding(call, entry, arguments)
 
 
 def asker(call: Call, entry: Entry, arguments: dict[str, Any]) -> asks.Asker:

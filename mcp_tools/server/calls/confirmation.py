@@ -125,14 +125,7 @@ async def by_input_required(
     if said is False:
         raise Declined(DECLINED)
     session = call.session
-    binding = confirmation_state.Binding(
-        tool=entry.name,
-        tool_id=entry.id,
-        user=_user_key(session.user),
-        credential=confirmation_state.credential_key(session.token),
-        arguments=confirmation_state.digest(arguments),
-        state=question.changes.state,
-    )
+    binding = call_binding(call, entry, arguments, question.changes.state)
     if said:
         opened = confirmation_state.open_state(params.get("requestState"))
         if (
@@ -194,6 +187,18 @@ def waiting(approval: Any, group: str) -> str:
     return (
         f"This call waits for an approver: a member of “{group}” must approve it (approval {approval.pk}{page})."
         f" Once approved, make the same call again with the same arguments, before {until}. Nothing was changed."
+    )
+
+
+def call_binding(call: Call, entry: Entry, arguments: dict[str, Any], state: str = "") -> confirmation_state.Binding:
+    """What a 2026-07-28 state is for: this tool, caller, credential and arguments, and the rows' ``state``."""
+    return confirmation_state.Binding(
+        tool=entry.name,
+        tool_id=entry.id,
+        user=_user_key(call.session.user),
+        credential=confirmation_state.credential_key(call.session.token),
+        arguments=confirmation_state.digest(arguments),
+        state=state,
     )
 
 
