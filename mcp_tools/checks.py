@@ -81,7 +81,35 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
     messages += _seconds_errors(value)
     messages += _origin_errors(value)
     messages += _rate_errors(value)
+    messages += _fallback_errors(value)
     return messages
+
+
+FALLBACKS = ("refuse", "page")
+
+
+def _fallback_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
+    fallback = value.get("CONFIRMATION_FALLBACK", DEFAULTS["CONFIRMATION_FALLBACK"])
+    if fallback not in FALLBACKS:
+        return [
+            checks.Error(
+                f"{SETTING_NAME}['CONFIRMATION_FALLBACK'] must be one of {', '.join(map(repr, FALLBACKS))}.",
+                hint='"refuse" (the default) refuses the calls a person must confirm from clients that cannot ask'
+                ' them; "page" sends the person to the site\'s confirmation page.',
+                id="mcp_tools.E016",
+            )
+        ]
+    site = str(value.get("SITE_URL") or "")
+    if fallback == "page" and not site.startswith(("https://", "http://")):
+        return [
+            checks.Error(
+                f'{SETTING_NAME}["CONFIRMATION_FALLBACK"] is "page" but {SETTING_NAME}["SITE_URL"] is not the'
+                " site's address: the confirmation page's link would not open.",
+                hint='Set MCP_TOOLS["SITE_URL"] to the address people open the site at ("https://shop.example.com").',
+                id="mcp_tools.E017",
+            )
+        ]
+    return []
 
 
 def _import_string_errors(value: dict[str, Any]) -> list[checks.CheckMessage]:
@@ -186,6 +214,24 @@ def check_endpoint_served(app_configs: Any = None, **kwargs: Any) -> list[checks
             id="mcp_tools.W013",
         )
     ]
+
+
+@checks.register(checks.Tags.urls)
+def check_confirmation_page_served(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """The confirmation fallback sends people to a page the URLconf does not serve."""
+    if mcp_settings.CONFIRMATION_FALLBACK != "page" or not getattr(settings, "ROOT_URLCONF", None):
+        return []
+    try:
+        reverse("mcp_tools:confirm", args=[1])
+    except NoReverseMatch:
+        return [
+            checks.Error(
+                f'{SETTING_NAME}["CONFIRMATION_FALLBACK"] is "page" but no URL pattern serves the confirmation page.',
+                hint='Add path("", include("mcp_tools.urls")) to the urlpatterns of ROOT_URLCONF.',
+                id="mcp_tools.E018",
+            )
+        ]
+    return []
 
 
 def urlconf_serves_endpoint() -> bool:

@@ -106,6 +106,9 @@ DEFAULTS: dict[str, Any] = {
     # Confirmations (docs/confirmations.md): how long a person has to answer, and the questions awaiting answers
     # at once per session and per user (per process)
     "CONFIRMATION_SECONDS": 300,
+    # A client that can ask its user nothing: "refuse" the calls that need the user's yes, or send the person to
+    # the site's confirmation "page" (needs SITE_URL and mcp_tools.urls)
+    "CONFIRMATION_FALLBACK": "refuse",
     # How long an approver has to decide a call, and the caller to retry it once approved; calls one user may
     # have waiting for an approver at once
     "APPROVAL_SECONDS": 3600,

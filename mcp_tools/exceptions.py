@@ -14,6 +14,7 @@ HEADER_MISMATCH = -32020
 MISSING_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 DATABASE_UNAVAILABLE = -32030  # the database connection was lost or refused: the same request may succeed soon
+URL_ELICITATION_REQUIRED = -32042
 
 
 class MCPError(Exception):
@@ -86,6 +87,17 @@ class DatabaseUnavailable(ProtocolError):
 
     code = DATABASE_UNAVAILABLE
     default_message = "The database is unavailable; retry shortly."
+
+
+class UrlElicitationRequired(ProtocolError):
+    """The call goes on only once the person has done something on a page of the site (2025-11-25 URL mode):
+    ``data`` names the page as a URL-mode elicitation; the client retries the same call once it is done."""
+
+    code = URL_ELICITATION_REQUIRED
+    default_message = "This request needs the person to open a page first."
+
+    def __init__(self, message: str, elicitation: dict[str, Any]) -> None:
+        super().__init__(message, {"elicitations": [elicitation]})
 
 
 class ToolError(MCPError):

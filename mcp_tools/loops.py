@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
@@ -155,3 +156,14 @@ async def first_done(*futures: asyncio.Future[Any]) -> None:
     finally:
         for future in futures:
             future.remove_done_callback(wake)
+
+
+def in_own_loop(func: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """Run ``func(*args)`` on an event loop of its own, in a thread of its own, and wait for it (from a view).
+
+    The server's database work then runs in threads with connections of their own, as it does under a real
+    transport; run through ``async_to_sync`` it would run in this request's thread and close or spoil this
+    request's connection (and its transaction, under ATOMIC_REQUESTS).
+    """
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-own-loop") as pool:
+        return pool.submit(lambda: asyncio.run(func(*args))).result()  # type: ignore[arg-type]

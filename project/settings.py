@@ -166,6 +166,9 @@ MCP_TOOLS = {
     ),
     # Makes the links of search results absolute; set it to the address the site is served at.
     "SITE_URL": os.environ.get("MCP_SITE_URL", "http://127.0.0.1:8000"),
+    # A client that cannot ask its user sends them to the site's confirmation page (on SITE_URL) rather than
+    # being refused, for the writes the user confirms.
+    "CONFIRMATION_FALLBACK": os.environ.get("MCP_CONFIRMATION_FALLBACK", "page"),
 }
 
 LOGGING = {

@@ -1,9 +1,11 @@
-"""Calls an approver confirms: asked for once per call, decided in the admin, spent by the call's retry.
+"""Calls confirmed on the site: asked for once per call, decided by a person, spent by the call's retry.
 
-A call of such a tool is bound (:func:`binding`) to the tool, the caller, their credential and the exact
-arguments. Its first try records an :class:`~mcp_tools.models.Approval` and ends at once; retries of the same
-call find it still pending, rejected, or approved, and an approved one runs the retry once (it is spent in the
-same transaction that finds it, so two retries racing in two processes run the call once). Nothing waits.
+Two people may decide: an approver in the admin (:func:`may_decide`), or, for a client that cannot ask its
+user, the caller on the site's confirmation page (:func:`may_confirm_own`). A call is bound (:func:`binding`)
+to the tool, the caller, their credential and the exact arguments. Its first try records an
+:class:`~mcp_tools.models.Approval` and ends at once; retries of the same call find it still pending,
+rejected, or approved, and an approved one runs the retry once (it is spent in the same transaction that finds
+it, so two retries racing in two processes run the call once). Nothing waits.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from mcp_tools.conf import mcp_settings
 from mcp_tools.models import Approval
 
 Status = Approval.Status
+Confirmer = Approval.Confirmer
 
 
 def binding(tool_id: int, user_pk: Any, credential: str, arguments_digest: str) -> str:
@@ -45,11 +48,16 @@ def settle(
     arguments: dict[str, Any],
     question: str,
     state: str,
+    confirmer: str = Confirmer.APPROVER,
 ) -> Settled:
-    """Spend the call's approval if an approver gave it for these rows, else say where it stands, asking for one
-    when none is open. Sync: it reads and writes the database."""
+    """Spend the call's approval if its ``confirmer`` gave it for these rows, else say where it stands, asking for
+    one when none is open. Sync: it reads and writes the database."""
     now = timezone.now()
-    live = Approval.objects.filter(binding=key, tool_id=tool_id, expires_at__gt=now)
+    # A yes binds to who gave it: the caller's own yes never stands in for an approver's, nor one group's for
+    # another's.
+    live = Approval.objects.filter(
+        binding=key, tool_id=tool_id, confirmer=confirmer, approvers_id=group_id, expires_at__gt=now
+    )
     with transaction.atomic():
         approved = live.select_for_update().filter(status=Status.APPROVED).order_by("-decided_at").first()
         if approved is not None:
@@ -78,6 +86,7 @@ def settle(
             question=question,
             state=state,
             approvers_id=group_id,
+            confirmer=confirmer,
             expires_at=now + timedelta(seconds=float(mcp_settings.APPROVAL_SECONDS)),
         )
         return Settled(created)
@@ -87,7 +96,8 @@ def may_decide(approver: Any, approval: Approval) -> bool:
     """Whether ``approver`` may approve or reject ``approval``: the permission, a member of its approvers, never
     the caller, and only while it is pending and unexpired."""
     return (
-        approval.status == Status.PENDING
+        approval.confirmer == Confirmer.APPROVER
+        and approval.status == Status.PENDING
         and not approval.expired
         and approval.user_id != approver.pk
         and approval.approvers_id is not None
@@ -96,12 +106,29 @@ def may_decide(approver: Any, approval: Approval) -> bool:
     )
 
 
+def may_confirm_own(person: Any, approval: Approval) -> bool:
+    """Whether ``person`` may confirm or decline ``approval`` on the confirmation page: their own call, sent
+    there by a client that could not ask them, while it is pending and unexpired."""
+    return (
+        approval.confirmer == Confirmer.CALLER
+        and approval.status == Status.PENDING
+        and not approval.expired
+        and approval.user_id is not None
+        and approval.user_id == person.pk
+        and person.is_active
+    )
+
+
 def decide(approver: Any, approval_id: int, *, approve: bool, state: str) -> Approval | None:
     """Record ``approver``'s decision on a pending approval, binding a yes to the rows as they saw them
-    (``state``); None when they may not decide it (any more). Sync."""
+    (``state``); None when they may not decide it (any more): an approver's in the admin, or a caller's own on
+    the confirmation page, as the approval says. Sync."""
     with transaction.atomic():
         approval = Approval.objects.select_for_update().filter(pk=approval_id).first()
-        if approval is None or not may_decide(approver, approval):
+        if approval is None:
+            return None
+        allowed = may_confirm_own if approval.confirmer == Confirmer.CALLER else may_decide
+        if not allowed(approver, approval):
             return None
         approval.status = Status.APPROVED if approve else Status.REJECTED
         approval.state = state if approve else approval.state

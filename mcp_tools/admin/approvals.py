@@ -9,7 +9,6 @@ page showed them: a form sent after they changed again decides nothing.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from django.contrib import admin, messages
@@ -23,11 +22,8 @@ from django.utils.translation import gettext_lazy as _
 
 from mcp_tools.access import approvals
 from mcp_tools.admin.records import RecordAdmin
-from mcp_tools.admin.trial import in_own_loop
 from mcp_tools.models import Approval
-from mcp_tools.tools import confirmations
-from mcp_tools.tools.context import Context
-from mcp_tools.tools.entries import Entry, entry_from_row
+from mcp_tools.tools.review import now_of
 
 Status = Approval.Status
 
@@ -52,43 +48,28 @@ class StateFilter(admin.SimpleListFilter):
         return queryset
 
 
-@dataclass(frozen=True)
-class Current:
-    """What the call would change if it ran now, as its caller; ``problem`` when it could not run at all."""
-
-    question: str = ""
-    state: str = ""
-    problem: str = ""
-
-
-def now_of(approval: Approval) -> Current:
-    """What ``approval``'s call would change if it ran now (sync: for views); nothing once its tool is gone."""
-    if approval.tool is None:
-        return Current(problem=str(_("The tool was deleted.")))
-    return in_own_loop(current, entry_from_row(approval.tool), approval.user, approval.arguments)
-
-
-async def current(entry: Entry, user: Any, arguments: dict[str, Any]) -> Current:
-    ctx = Context(user=user, tool_name=entry.name)
-    try:
-        changes = await entry.changes(arguments, ctx)
-    except Exception as exc:  # the call would fail now (a row gone, a permission lost): the approver is told
-        return Current(problem=str(exc) or type(exc).__name__)
-    question = confirmations.question(entry.spec.title or entry.name, arguments, entry.spec.input_schema, changes)
-    return Current(question.message, changes.state)
-
-
 @admin.register(Approval)
 class ApprovalAdmin(RecordAdmin):
-    """Calls waiting for an approver, and those decided: shown to the members of their approvers groups."""
+    """Calls waiting for an approver, and those decided: shown to the members of their approvers groups (and
+    superusers, who also see the calls their callers confirm on the confirmation page, but decide none)."""
 
-    list_display = ("__str__", "tool_name", "caller", "shown_status", "created_at", "expires_at", "decided_by")
-    list_filter = (StateFilter, "tool_name")
+    list_display = (
+        "__str__",
+        "tool_name",
+        "caller",
+        "confirmer",
+        "shown_status",
+        "created_at",
+        "expires_at",
+        "decided_by",
+    )
+    list_filter = (StateFilter, "confirmer", "tool_name")
     search_fields = ("tool_name", "user__username", "question")
     list_select_related = ("user", "decided_by")
     fields = (
         "tool_name",
         "user",
+        "confirmer",
         "approvers",
         "shown_status",
         "created_at",
@@ -110,7 +91,7 @@ class ApprovalAdmin(RecordAdmin):
         user: Any = request.user
         if user.is_superuser:
             return queryset
-        return queryset.filter(approvers__in=user.groups.all())
+        return queryset.filter(confirmer=Approval.Confirmer.APPROVER, approvers__in=user.groups.all())
 
     @admin.display(description=_("caller"), ordering="user__username")
     def caller(self, obj: Approval) -> str:
@@ -147,6 +128,8 @@ class ApprovalAdmin(RecordAdmin):
                 now=now,
                 rows_changed=bool(now.question) and now.state != approval.state,
             )
+        elif approval is not None and approval.confirmer == Approval.Confirmer.CALLER:
+            context["callers_own"] = reverse("mcp_tools:confirm", args=[approval.pk])
         elif approval is not None and approval.user_id == request.user.pk and approval.status == Status.PENDING:
             context["own_call"] = True
         return super().change_view(request, object_id, form_url, extra_context=context)

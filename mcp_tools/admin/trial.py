@@ -11,11 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import Any
 
 from django import forms
 from django.contrib.admin import ModelAdmin
@@ -34,6 +32,7 @@ from mcp_tools.access.audit import audit_log
 from mcp_tools.admin.audience import audience, may_see
 from mcp_tools.admin.schema_forms import ArgumentsForm
 from mcp_tools.conf import mcp_settings
+from mcp_tools.loops import in_own_loop
 from mcp_tools.models import AccessToken, Tool
 from mcp_tools.notify.hub import hub
 from mcp_tools.protocol import jsonrpc
@@ -44,8 +43,6 @@ from mcp_tools.server.listing import definition_json
 from mcp_tools.server.session import Session
 from mcp_tools.tools.confirmations import CONFIRM_FIELD
 from mcp_tools.tools.entries import entry_from_row
-
-T = TypeVar("T")
 
 TRANSPORT = "admin"
 PERMISSION = "mcp_tools.try_tool"
@@ -70,17 +67,6 @@ def client_label(admin: Any) -> str:
 
 
 # Running a request as a client would -----------------------------------------------------------------
-
-
-def in_own_loop(func: Callable[..., Awaitable[T]], *args: Any) -> T:
-    """Run ``func(*args)`` on an event loop of its own, in a thread of its own, and wait for it.
-
-    The server's database work then runs in threads with connections of their own, as it does under a real
-    transport; run through ``async_to_sync`` it would run in this request's thread and close or spoil this
-    request's connection (and its transaction, under ATOMIC_REQUESTS).
-    """
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-admin-trial") as pool:
-        return pool.submit(lambda: asyncio.run(func(*args))).result()  # type: ignore[arg-type]
 
 
 async def exchange(user: Any, token: Any, client: str, message: dict[str, Any]) -> dict[str, Any] | None:

@@ -1,4 +1,4 @@
-"""Calls waiting for an approver's yes: what was asked, by whom, for which rows, and who decided."""
+"""Calls waiting for a person's yes given on the site: what was asked, by whom, for which rows, and who decided."""
 
 from __future__ import annotations
 
@@ -11,17 +11,23 @@ from django.utils.translation import gettext_lazy as _
 
 
 class Approval(models.Model):
-    """One call of a tool whose calls an approver confirms: asked for once, decided once, run at most once.
+    """One call waiting for a yes given on the site: asked for once, decided once, run at most once.
 
-    It binds to the tool, the caller, their credential and the exact arguments (``binding``), and to the rows as
-    the approver saw them (``state``); a retry of the same call by the same caller finds it and runs once.
+    Who decides is ``confirmer``: an approver (a member of ``approvers``, never the caller) in the admin, or the
+    caller on the site's confirmation page (the fallback for clients that cannot ask their user). It binds to
+    the tool, the caller, their credential and the exact arguments (``binding``), and to the rows as the
+    person deciding saw them (``state``); a retry of the same call by the same caller finds it and runs once.
     """
 
     class Status(models.TextChoices):
-        PENDING = "pending", _("Waiting for an approver")
+        PENDING = "pending", _("Waiting for a decision")
         APPROVED = "approved", _("Approved")
         REJECTED = "rejected", _("Rejected")
         USED = "used", _("Approved and run")
+
+    class Confirmer(models.TextChoices):
+        APPROVER = "approver", _("An approver, in the admin")
+        CALLER = "caller", _("The caller, on the confirmation page")
 
     tool = models.ForeignKey(
         "mcp_tools.Tool", null=True, on_delete=models.SET_NULL, related_name="approvals", verbose_name=_("tool")
@@ -40,6 +46,9 @@ class Approval(models.Model):
     state = models.CharField(_("rows state"), max_length=64, blank=True, editable=False)
     approvers = models.ForeignKey(
         "auth.Group", null=True, on_delete=models.SET_NULL, related_name="+", verbose_name=_("approvers")
+    )
+    confirmer = models.CharField(
+        _("confirmed by"), max_length=16, choices=Confirmer.choices, default=Confirmer.APPROVER, editable=False
     )
     status = models.CharField(_("status"), max_length=16, choices=Status.choices, default=Status.PENDING)
     decided_by = models.ForeignKey(

@@ -40,12 +40,13 @@ class ToolCall(models.Model):
         ASKED = "asked", _("Confirmation asked")
         DECLINED = "declined", _("Declined by the person")
         UNCONFIRMED = "unconfirmed", _("Not confirmed")
-        PENDING = "pending", _("Waiting for an approver")
+        PENDING = "pending", _("Waiting for a confirmation")
 
     class Confirmation(models.TextChoices):
         NONE = "", _("Not asked")
         ELICITATION = "elicitation", _("The user, in the client (elicitation)")
         APPROVER = "approver", _("An approver, in the admin")
+        PAGE = "page", _("The user, on the site's confirmation page")
 
     created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
     user = models.ForeignKey(

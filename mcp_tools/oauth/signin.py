@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils.decorators import method_decorator
 
 from mcp_tools.conf import mcp_settings
-from mcp_tools.oauth.protections import protected
+from mcp_tools.pages.protections import protected
 
 LOGIN = "mcp-oauth-login"
 LOGOUT = "mcp-oauth-logout"

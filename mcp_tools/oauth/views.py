@@ -1,6 +1,6 @@
 """The pages a user sees: the consent page of the authorization flow, and the applications they connected.
 
-Both are for the signed-in user only, and are sent with the headers of ``mcp_tools.oauth.protections``:
+Both are for the signed-in user only, and are sent with the headers of ``mcp_tools.pages.protections``:
 never framed, no referrer to other sites.
 """
 
@@ -25,9 +25,9 @@ from mcp_tools.oauth.authorizations import authorizations_of, revoke
 from mcp_tools.oauth.clients import destination, identify
 from mcp_tools.oauth.consents import choose, consent_of
 from mcp_tools.oauth.forms import ConsentForm, ReachForm
-from mcp_tools.oauth.protections import protected
 from mcp_tools.oauth.resources import INVALID_TARGET, Unserved, settle
 from mcp_tools.oauth.signin import LOGOUT, SignInRequired, sign_in_again_url
+from mcp_tools.pages.protections import protected
 from mcp_tools.tools.catalog import catalog
 from mcp_tools.tools.entries import Entry
 

@@ -32,6 +32,7 @@ from mcp_tools.exceptions import (
     ResultRefused,
     ToolCrashed,
     ToolError,
+    UrlElicitationRequired,
 )
 from mcp_tools.protocol import shapes
 from mcp_tools.protocol import versions as v
@@ -122,6 +123,7 @@ class Rule:
 
 # The first rule whose kind matches applies; a lost database connection is matched before any of them.
 CALL_FAILURES: tuple[Rule, ...] = (
+    Rule(UrlElicitationRequired, "pending", Reply.ERROR),
     Rule(ProtocolError, "denied", Reply.ERROR),
     Rule(InvalidArguments, "invalid", Reply.ARGUMENTS),
     Rule(ToolError, "error", Reply.RESULT),

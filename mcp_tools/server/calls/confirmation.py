@@ -4,8 +4,10 @@ The question (:mod:`mcp_tools.tools.confirmations`) names the tool, its argument
 change. How it is put depends on the request: a 2026-07-28 call answers ``input_required`` with an
 elicitation and a signed ``requestState`` (:mod:`mcp_tools.access.confirmation_state`), and runs when the same
 call comes back with the answer and that state; a legacy session whose client declared elicitation gets
-``elicitation/create`` on its own channel (:mod:`mcp_tools.server.questions`); any other client is refused
-with a clear result. Nothing is written before the yes, and a yes runs only on the rows as the person saw
+``elicitation/create`` on its own channel (:mod:`mcp_tools.server.questions`). A client that can do neither
+is refused with a clear result, or, where the site chose ``CONFIRMATION_FALLBACK = "page"``, sent to the
+site's confirmation page (:func:`by_page`): by URL-mode elicitation where it declared it, else named in the
+result. Nothing is written before the yes, and a yes runs only on the rows as the person saw
 them (``Confirmed.state``).
 """
 
@@ -16,11 +18,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from channels.db import database_sync_to_async
+from django.urls import reverse
 
 from mcp_tools.access import approvals, confirmation_state
 from mcp_tools.conf import mcp_settings
-from mcp_tools.exceptions import ApprovalPending, Declined, InputRequired, NotConfirmed
-from mcp_tools.models import Tool, ToolCall
+from mcp_tools.exceptions import ApprovalPending, Declined, InputRequired, NotConfirmed, UrlElicitationRequired
+from mcp_tools.models import Approval, Tool, ToolCall
 from mcp_tools.protocol import versions as v
 from mcp_tools.server.calls import admission
 from mcp_tools.server.questions import Unanswered
@@ -48,9 +51,14 @@ TOO_LARGE_TO_APPROVE = (
     f"The arguments are too large for an approver to review (at most {MAX_APPROVAL_ARGUMENT_BYTES} bytes of JSON)."
     " Nothing was changed."
 )
-TOO_MANY_APPROVALS = (
-    "Too many of your calls are waiting for an approver; wait for their decisions. Nothing was changed."
+TOO_LARGE_TO_CONFIRM = (
+    f"The arguments are too large to confirm on the site's page (at most {MAX_APPROVAL_ARGUMENT_BYTES} bytes of"
+    " JSON). Nothing was changed."
 )
+TOO_MANY_APPROVALS = (
+    "Too many of your calls are waiting for a decision on the site; wait for those first. Nothing was changed."
+)
+OPEN_PAGE = "This call runs only once you confirm it on the site's page; then make the same call again."
 
 
 @dataclass(frozen=True)
@@ -79,7 +87,7 @@ async def confirm(call: Call, entry: Entry, arguments: dict[str, Any], seconds: 
         return await by_approver(call, entry, arguments, question)
     if call.revision.is_modern:
         return await by_input_required(call, entry, arguments, question)
-    return await by_elicitation(call, question)
+    return await by_elicitation(call, entry, arguments, question)
 
 
 def asks_forms(revision: v.Revision, capabilities: dict[str, Any]) -> bool:
@@ -92,11 +100,19 @@ def asks_forms(revision: v.Revision, capabilities: dict[str, Any]) -> bool:
     return not modes or "form" in modes
 
 
-async def by_elicitation(call: Call, question: confirmations.Question) -> Confirmed:
+def asks_urls(revision: v.Revision, capabilities: dict[str, Any]) -> bool:
+    """Whether a client declared URL-mode elicitation (2025-11-25 on: ``elicitation: {url: {}}``)."""
+    declared = capabilities.get("elicitation")
+    return revision >= v.V2025_11_25 and isinstance(declared, dict) and "url" in declared
+
+
+async def by_elicitation(
+    call: Call, entry: Entry, arguments: dict[str, Any], question: confirmations.Question
+) -> Confirmed:
     """Ask over the session's own channel and wait (holding no thread) for the answer."""
     questions = call.session.questions
     if questions is None or not asks_forms(call.revision, call.capabilities):
-        raise NotConfirmed(CANNOT_ASK)
+        return await by_page(call, entry, arguments, question)
     params = question.elicitation()
     if call.revision < v.V2025_11_25:
         params.pop("mode")
@@ -135,7 +151,7 @@ async def by_input_required(
         ):
             return Confirmed(question.changes.state, ToolCall.Confirmation.ELICITATION, session.user)
     if not asks_forms(call.revision, call.capabilities):
-        raise NotConfirmed(CANNOT_ASK)
+        return await by_page(call, entry, arguments, question)
     request = {"method": "elicitation/create", "params": question.elicitation()}
     raise InputRequired(
         {
@@ -152,6 +168,60 @@ async def by_approver(
     """Run once on an approver's yes for this very call; otherwise ask for one and answer at once."""
     if len(json.dumps(arguments, separators=(",", ":"), default=str)) > MAX_APPROVAL_ARGUMENT_BYTES:
         raise NotConfirmed(TOO_LARGE_TO_APPROVE)
+    approval, run = await settle(call, entry, arguments, question, Approval.Confirmer.APPROVER)
+    if run:
+        return Confirmed(question.changes.state, ToolCall.Confirmation.APPROVER, approval.decided_by)
+    if approval.status == approval.Status.REJECTED:
+        raise Declined(REJECTED)
+    raise ApprovalPending(waiting(approval, entry.approvers_name))
+
+
+async def by_page(call: Call, entry: Entry, arguments: dict[str, Any], question: confirmations.Question) -> Confirmed:
+    """For a client that cannot ask its user: refused, or (``CONFIRMATION_FALLBACK = "page"``) the caller
+    confirms on the site's confirmation page and the same call, made again, runs once. Nothing waits."""
+    user = call.session.user
+    if mcp_settings.CONFIRMATION_FALLBACK != "page" or _user_key(user) is None:
+        raise NotConfirmed(CANNOT_ASK)
+    if len(json.dumps(arguments, separators=(",", ":"), default=str)) > MAX_APPROVAL_ARGUMENT_BYTES:
+        raise NotConfirmed(TOO_LARGE_TO_CONFIRM)
+    approval, run = await settle(call, entry, arguments, question, Approval.Confirmer.CALLER)
+    if run:
+        return Confirmed(question.changes.state, ToolCall.Confirmation.PAGE, user)
+    if approval.status == approval.Status.REJECTED:
+        raise Declined(DECLINED)
+    url = absolute(reverse("mcp_tools:confirm", args=[approval.pk]))
+    until = approval.expires_at.strftime("%Y-%m-%d %H:%M %Z")
+    if asks_urls(call.revision, call.capabilities) and not _opened(call):
+        elicitation = {
+            "mode": "url",
+            "url": url,
+            "elicitationId": f"mcp_tools.confirm.{approval.pk}",
+            "message": f"{question.message}\n\nOpen the site's page to confirm or decline this call.",
+        }
+        if call.revision.is_modern:
+            # 2026-07-28's URL request carries no id: the retry itself says the page was opened.
+            elicitation.pop("elicitationId")
+            request = {"method": "elicitation/create", "params": elicitation}
+            raise InputRequired({"resultType": "input_required", "inputRequests": {INPUT_KEY: request}})
+        raise UrlElicitationRequired(OPEN_PAGE, elicitation)
+    raise ApprovalPending(
+        f"This call waits for your confirmation: open {url} (signed in as {user.get_username()}) to see what it"
+        f" will change and confirm or decline it. Once confirmed, make the same call again with the same"
+        f" arguments, before {until}. Nothing was changed."
+    )
+
+
+def _opened(call: Call) -> bool:
+    """Whether this 2026-07-28 call comes back from the URL request it was answered with (the client opened the
+    page, or said it would): it is then told to come back once the person has decided, rather than asked again."""
+    responses = call.request.params.get("inputResponses")
+    return call.revision.is_modern and isinstance(responses, dict) and INPUT_KEY in responses
+
+
+async def settle(
+    call: Call, entry: Entry, arguments: dict[str, Any], question: confirmations.Question, confirmer: str
+) -> tuple[Approval, bool]:
+    """The call's approval by ``confirmer``, and whether it was just spent for these rows (the call runs)."""
     session = call.session
     key = approvals.binding(
         entry.id,
@@ -164,19 +234,15 @@ async def by_approver(
         tool_id=entry.id,
         tool_name=entry.name,
         user=session.user,
-        group_id=entry.approvers,
+        group_id=entry.approvers if confirmer == Approval.Confirmer.APPROVER else None,
         arguments=arguments,
         question=question.message,
         state=question.changes.state,
+        confirmer=confirmer,
     )
-    approval = settled.approval
-    if approval is None:
+    if settled.approval is None:
         raise NotConfirmed(TOO_MANY_APPROVALS)
-    if settled.run:
-        return Confirmed(question.changes.state, ToolCall.Confirmation.APPROVER, approval.decided_by)
-    if approval.status == approval.Status.REJECTED:
-        raise Declined(REJECTED)
-    raise ApprovalPending(waiting(approval, entry.approvers_name))
+    return settled.approval, settled.run
 
 
 def waiting(approval: Any, group: str) -> str:

@@ -1,8 +1,9 @@
-"""The headers every page a person sees in the OAuth flow is sent with, whatever the site's middleware sets.
+"""The headers every page a person sees (the OAuth flow, the confirmation page) is sent with, whatever the
+site's middleware sets.
 
-No frame may show the pages (a consent or revoke button inside another site's frame can be clicked through).
-The browser sends no ``Referer`` to other sites, so the authorization request's query (client, state,
-redirect URI) never reaches the client's redirect URI or any link, yet keeps sending ``Origin`` on the
+No frame may show the pages (a consent, revoke or confirm button inside another site's frame can be clicked
+through). The browser sends no ``Referer`` to other sites, so the authorization request's query (client,
+state, redirect URI) never reaches the client's redirect URI or any link, yet keeps sending ``Origin`` on the
 pages' own form posts, which Django's CSRF check needs: ``no-referrer`` would make it ``Origin: null``.
 """
 

@@ -1,0 +1,1 @@
+"""The pages of the site a person opens outside the admin: confirming their own calls."""
