@@ -116,19 +116,25 @@ async def call_figures(client: Client, tool: str, arguments: dict[str, Any], cou
                 lambda: output_check.first_error(structured), count, rounds
             )
         return figures
+    given = dict(arguments)
+    if registered.takes_context:
+        from mcp_tools.tools.context import Context
+
+        # The tool's ctx, as a call hands it over (its user is the session's).
+        given["ctx"] = Context(user=client.session.user, tool_name=tool)
     if registered.is_async:
 
         async def direct() -> Any:
-            return await registered.func(**arguments)
+            return await registered.func(**given)
 
         figures["the tool's function, awaited directly"] = await per_op_us_async(direct, count, rounds)
         value = await direct()
     else:
         # In one worker thread, timed there: the function alone, without the hop to the thread.
         figures["the tool's function, called directly (in a thread)"] = await asyncio.to_thread(
-            per_op_us, lambda: registered.func(**arguments), count, rounds
+            per_op_us, lambda: registered.func(**given), count, rounds
         )
-        value = await asyncio.to_thread(registered.func, **arguments)
+        value = await asyncio.to_thread(lambda: registered.func(**given))
     has_output_schema = entry.spec.output_schema is not None
     result = to_result(value, wraps_result=registered.wraps_result, has_output_schema=has_output_schema)
     figures["input validation (jsonschema)"] = per_op_us(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import uuid
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from django.contrib.auth.models import Group
 from django.core import checks
 
+from mcp_tools.access import ratelimit
 from mcp_tools.access.ratelimit import calls_per_second
 from mcp_tools.exceptions import INVALID_PARAMS
 from mcp_tools.models import AccessToken, RateLimitOverride, Tool, ToolCall
@@ -546,3 +548,26 @@ async def test_credentials_of_different_kinds_numbered_alike_are_counted_apart(
 
     assert [limited is None for limited in alice_counts] == [True, True, False]
     assert bob_count is None
+
+
+# Where the count runs -----------------------------------------------------------------------------
+
+
+async def test_an_in_memory_cache_is_counted_on_the_event_loop_without_a_thread_hop(
+    tools: None, user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await db_call(set_rate, "add", "100/m")
+    wire = await connected(user)
+    counted_in: list[int] = []
+    real = ratelimit.get_usage
+
+    def noted(*args: Any, **kwargs: Any) -> Any:
+        counted_in.append(threading.get_ident())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ratelimit, "get_usage", noted)
+
+    assert (await add(wire))["result"] == added(1, 2)
+
+    # A thread hop would cost more than counting in memory does (a cache server is still counted off the loop).
+    assert counted_in == [threading.get_ident()]

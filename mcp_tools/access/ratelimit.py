@@ -17,6 +17,7 @@ from django_ratelimit.core import get_usage
 
 from mcp_tools.access import credentials, permissions
 from mcp_tools.access.cache_breaker import CacheUnavailable, breaker
+from mcp_tools.access.concurrency import shared
 from mcp_tools.conf import mcp_settings
 from mcp_tools.validators import parse_rate
 
@@ -101,6 +102,14 @@ def _count_in_cache(rate: str, group: str, keys: list[str]) -> Limited | None:
     return worst
 
 
+async def _counted(rate: str, group: str, keys: list[str]) -> Limited | None:
+    """``_count``, off the event loop when the cache is a server (Redis, Memcached, a database) and on it when
+    the cache lives in this process's memory, where a thread hop would cost more than the count."""
+    if not shared():
+        return _count(rate, group, keys)
+    return await sync_to_async(_count, thread_sensitive=False)(rate, group, keys)
+
+
 async def check(user: Any, token: Any, entry: Any, overrides: dict[tuple[int, int | None], str]) -> Limited | None:
     """Count this call against its rate; ``Limited`` when it is over."""
     limited = await check_token(token)
@@ -109,8 +118,7 @@ async def check(user: Any, token: Any, entry: Any, overrides: dict[tuple[int, in
     rate = rate_for(user, entry, overrides)
     if not rate:
         return None
-    # The cache may be Redis: keep its round trip off the event loop.
-    return await sync_to_async(_count, thread_sensitive=False)(rate, f"{GROUP}:{entry.name}", _keys(user, token))
+    return await _counted(rate, f"{GROUP}:{entry.name}", _keys(user, token))
 
 
 async def check_denied(user: Any, token: Any) -> Limited | None:
@@ -118,7 +126,7 @@ async def check_denied(user: Any, token: Any) -> Limited | None:
     rate = mcp_settings.DENIED_RATE
     if not rate:
         return None
-    return await sync_to_async(_count, thread_sensitive=False)(rate, DENIED_GROUP, _keys(user, token))
+    return await _counted(rate, DENIED_GROUP, _keys(user, token))
 
 
 async def check_token(token: Any) -> Limited | None:
@@ -129,4 +137,4 @@ async def check_token(token: Any) -> Limited | None:
     rate = getattr(token, "rate_limit", "")
     if not rate:
         return None
-    return await sync_to_async(_count, thread_sensitive=False)(rate, TOKEN_GROUP, [credentials.identity(token)])
+    return await _counted(rate, TOKEN_GROUP, [credentials.identity(token)])

@@ -14,6 +14,7 @@ confirms once; the state is then spent as it is used, so that replaying it runs 
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from channels.db import database_sync_to_async
@@ -87,21 +88,40 @@ class SessionAsker:
 
 
 class StateAsker:
-    """Asks a 2026-07-28 client through ``input_required`` rounds, whose answers a signed state carries."""
+    """Asks a 2026-07-28 client through ``input_required`` rounds, whose answers a signed state carries.
 
-    def __init__(self, call: Call, binding: confirmation_state.Binding, confirmed: Confirmed | None) -> None:
-        params = call.request.params
-        self.call, self.binding = call, binding
-        state = params.get("requestState")
-        opened = ask_state.open_state(state, binding)
-        self.rounds = list(opened.rounds) if opened is not None else []
-        responses = params.get("inputResponses")
-        # A state that does not open takes its round's answers with it: everything is asked again.
-        fresh = state is None or opened is not None
-        self.responses: dict[str, Any] = responses if isinstance(responses, dict) and fresh else {}
-        self.carried = ask_state.Carried(confirmed.state, confirmed.how) if confirmed is not None else None
+    Made for every modern call, it reads the call's state only when the tool first asks: most tools never do.
+    """
+
+    def __init__(self, call: Call, entry: Entry, arguments: dict[str, Any], confirmed: Confirmed | None) -> None:
+        self.call, self.entry, self.arguments, self.confirmed = call, entry, arguments, confirmed
         self.next_round = 0
         self.took_responses = False  # the retry's answers are for one round only
+
+    @cached_property
+    def binding(self) -> confirmation_state.Binding:
+        return binding(self.call, self.entry, self.arguments)
+
+    @cached_property
+    def opened(self) -> ask_state.AskState | None:
+        return ask_state.open_state(self.call.request.params.get("requestState"), self.binding)
+
+    @cached_property
+    def rounds(self) -> list[ask_state.Round]:
+        return list(self.opened.rounds) if self.opened is not None else []
+
+    @cached_property
+    def responses(self) -> dict[str, Any]:
+        params = self.call.request.params
+        responses = params.get("inputResponses")
+        # A state that does not open takes its round's answers with it: everything is asked again.
+        fresh = params.get("requestState") is None or self.opened is not None
+        return responses if isinstance(responses, dict) and fresh else {}
+
+    @cached_property
+    def carried(self) -> ask_state.Carried | None:
+        confirmed = self.confirmed
+        return ask_state.Carried(confirmed.state, confirmed.how) if confirmed is not None else None
 
     def can_ask(self, method: str) -> bool:
         return declares(self.call.revision, self.call.capabilities, method, {})
@@ -144,7 +164,7 @@ def binding(call: Call, entry: Entry, arguments: dict[str, Any]) -> confirmation
 def asker(call: Call, entry: Entry, arguments: dict[str, Any]) -> asks.Asker:
     """Who puts this call's questions to its client."""
     if call.revision.is_modern:
-        return StateAsker(call, binding(call, entry, arguments), call.confirmed)
+        return StateAsker(call, entry, arguments, call.confirmed)
     return SessionAsker(call)
 
 
