@@ -1,10 +1,9 @@
 """The model-tool ceiling: the bare consumers of ``baseline.py``, plus a WebSocket and an HTTP consumer whose
 ``tools/call`` of ``list_orders`` runs the ORM query by hand, on the demo's settings and database.
 
-For ``list_orders`` with ``{"limit": N}`` it answers what the demo's model-query tool answers for alice: the
-orders of the customers she manages, oldest id first, as ``id``, ``status``, ``total``, ``created_at`` and
-``customer__name``, with the count of all of them. Two queries (the count and the page of rows) run in one
-``database_sync_to_async`` call; the rows go through ``json.dumps`` into the MCP result shape. No
+For ``list_orders`` with ``{"limit": N}`` it answers what the demo's model-query tool answers for alice
+(``orders.py``'s query, which the peer servers run too). Its two queries (the count and the page of rows) run in
+one ``database_sync_to_async`` call; the rows go through ``json.dumps`` into the MCP result shape. No
 authentication, no tool table, no schema checks: the difference to the demo's own figure is what this
 project adds on top of a hand-written Channels consumer.
 
@@ -32,36 +31,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings_tmpdb")
 
 import baseline  # sets Django up with the settings named above
 from channels.db import database_sync_to_async
-from django.contrib.auth import get_user_model
-from django.urls import path
-
-from project.shop.models import Order
-
-TOOL = "list_orders"
-USERNAME = "alice"
-FIELDS = ("id", "status", "total", "created_at", "customer__name")
-
-
-def manager_id() -> int:
-    """alice's id, read once (the demo's own server keeps its caller in memory too)."""
-    global _manager_id
-    if _manager_id is None:
-        _manager_id = get_user_model().objects.values_list("pk", flat=True).get(username=USERNAME)
-    return _manager_id
-
-
-_manager_id: int | None = None
-
-
-def list_orders(limit: int) -> dict[str, Any]:
-    """The structured result of ``list_orders``: one page of alice's orders and how many there are."""
-    visible = Order.objects.filter(customer__account_manager_id=manager_id()).order_by("pk")
-    count = visible.count()
-    rows = [
-        {**row, "total": str(row["total"]), "created_at": row["created_at"].isoformat()}
-        for row in visible.values(*FIELDS)[:limit]
-    ]
-    return {"results": rows, "count": count}
+from django.urls import URLPattern, path
+from orders import TOOL, list_orders
 
 
 class OrmReply:
@@ -89,8 +60,13 @@ class OrmHttpConsumer(OrmReply, baseline.HttpConsumer):
     """The bare HTTP consumer, answering ``list_orders`` from the database."""
 
 
-_websocket, _http = baseline.routes()
-application = baseline.make_application(
-    [*_websocket, path("mcp/orm-ws", OrmWebsocketConsumer.as_asgi())],
-    [*_http, path("mcp/orm", OrmHttpConsumer.as_asgi())],
-)
+def routes() -> tuple[list[URLPattern], list[URLPattern]]:
+    """``baseline.py``'s routes and the ORM ones, for this module's application and ``baseline_audited``'s."""
+    websocket, http = baseline.routes()
+    return (
+        [*websocket, path("mcp/orm-ws", OrmWebsocketConsumer.as_asgi())],
+        [*http, path("mcp/orm", OrmHttpConsumer.as_asgi())],
+    )
+
+
+application = baseline.make_application(*routes())
