@@ -27,7 +27,7 @@ from fastmcp import FastMCP
 from mcp.types import ToolAnnotations
 
 server = FastMCP("bench-fastmcp-peer")
-READ_ONLY = ToolAnnotations(readOnlyHint=True)
+READ_ONLY = ToolAnnotations(read_only_hint=True)
 
 
 @server.tool(title="Add two integers", description=peer_django.ADD_DESCRIPTION, annotations=READ_ONLY)

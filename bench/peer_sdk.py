@@ -26,7 +26,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 
 server = MCPServer("bench-sdk-peer", log_level="WARNING")
-READ_ONLY = ToolAnnotations(readOnlyHint=True)
+READ_ONLY = ToolAnnotations(read_only_hint=True)
 
 
 @server.tool(title="Add two integers", description=peer_django.ADD_DESCRIPTION, annotations=READ_ONLY)
