@@ -1,10 +1,12 @@
 """`make bench`: this project against bare Channels consumers, as ratios of runs measured side by side.
 
 This module owns the whole session: a throwaway demo database built with the demo's own steps, the uvicorn
-servers (the project with audit on and off, the bare consumers of ``baseline_orm.py``, the project with
-1,000 extra tools, and with ``--fanout`` two servers on Redis), the schedule (every measurement N times,
-interleaved: project, bare, project, bare, ...) and the table of medians, ratios and targets. The load itself
-is ``load.py``'s and ``fanout.py``'s; this module only calls them.
+servers (the project with audit on and off, the bare consumers of ``baseline_orm.py`` and
+``baseline_audited.py``, the official SDK and FastMCP as peers, the project with 1,000 extra tools, with
+``--fanout`` two servers on Redis, and with ``--against`` the project at another commit, from a detached worktree
+on a database of its own), the schedule (every measurement N times, interleaved: project, bare, project, bare,
+...) and the table of medians, ratios and targets. The load itself is ``load.py``'s and ``fanout.py``'s; this
+module only calls them.
 
 Exit status: 0 when the table was printed (missed targets included: it is a report), 2 when it could not run.
 """
@@ -12,6 +14,7 @@ Exit status: 0 when the table was printed (missed targets included: it is a repo
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import queue
 import re
@@ -26,7 +29,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +42,7 @@ from rpc import LEGACY_VERSION, MODERN_VERSION, BenchError, JsonObject, SessionO
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 PYTHON = sys.executable
+PEERS_PYTHON = ROOT / ".venv-bench-peers" / "bin" / "python"
 READY = "Uvicorn running on "
 START_TIMEOUT = 90.0
 STOP_TIMEOUT = 10.0
@@ -61,7 +65,13 @@ class Child:
     first line containing ``marker`` is handed to ``wait_for``."""
 
     def __init__(
-        self, name: str, command: list[str], env: dict[str, str], marker: str, cpus: set[int] | None = None
+        self,
+        name: str,
+        command: list[str],
+        env: dict[str, str],
+        marker: str,
+        cpus: set[int] | None = None,
+        cwd: Path = ROOT,
     ) -> None:
         self.name = name
         self.marker = marker
@@ -69,7 +79,7 @@ class Child:
         self._marked: queue.Queue[str | None] = queue.Queue()
         self.process = subprocess.Popen(
             command,
-            cwd=ROOT,
+            cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -114,15 +124,27 @@ class Child:
                 self.process.wait(STOP_TIMEOUT)
 
 
+@dataclass(frozen=True)
+class ServerPlan:
+    """How to start one server: its ASGI application, environment and app dir, which Python runs it, from where,
+    and whether uvicorn runs the application's lifespan (the peers' session managers start there)."""
+
+    app: str
+    env: dict[str, str]
+    app_dir: str | None = None
+    python: str = PYTHON
+    cwd: Path = ROOT
+    lifespan: bool = False
+
+
 class Server(Child):
     """One uvicorn worker on a free loopback port (port 0: uvicorn's start-up line names the port it got)."""
 
-    def __init__(
-        self, name: str, app: str, env: dict[str, str], app_dir: str | None = None, cpus: set[int] | None = None
-    ) -> None:
-        command = [PYTHON, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", "0", "--no-access-log"]
-        command += ["--lifespan", "off", "--log-level", "info", *(["--app-dir", app_dir] if app_dir else [])]
-        super().__init__(name, command, env, READY, cpus)
+    def __init__(self, name: str, plan: ServerPlan, cpus: set[int] | None = None) -> None:
+        command = [plan.python, "-m", "uvicorn", plan.app, "--host", "127.0.0.1", "--port", "0", "--no-access-log"]
+        command += ["--lifespan", "on" if plan.lifespan else "off", "--log-level", "info"]
+        command += ["--app-dir", plan.app_dir] if plan.app_dir else []
+        super().__init__(name, command, plan.env, READY, cpus, plan.cwd)
         self.port = 0
 
     def wait_ready(self, timeout: float) -> None:
@@ -169,6 +191,7 @@ class Sample:
     errors: int = 0
     missed: int = 0  # fan-out sessions that were not told
     failure: str = ""
+    skipped: str = ""  # why the server this run needed was not there (a peer not installed, an old tree not run)
 
 
 @dataclass(frozen=True)
@@ -228,6 +251,13 @@ def workloads(scale: Scale) -> dict[str, Workload]:
     for sessions in (1, 32):
         found[f"add-modern-{sessions}"] = add("project", "/mcp", sessions, modern=True)
         found[f"add-modern-{sessions}-bare"] = add("bare", "/mcp", sessions, modern=True)
+    for transport, path in (("ws", "/mcp/audited-ws"), ("http", "/mcp/audited")):
+        for sessions in (1, 32):
+            found[f"add-{transport}-{sessions}-audited"] = add("bare-audited", path, sessions)
+    for peer in PEERS:
+        for sessions in (1, 32):
+            found[f"add-http-{sessions}-{peer}"] = add(peer, "/mcp", sessions)
+        found[f"orm-http-{peer}"] = orm(peer, "/mcp")
     found["add-ws-32-audit-off"] = replace(found["add-ws-32"], server="project-audit-off")
     found["add-ws-32-audit-batched"] = replace(found["add-ws-32"], server="project-audit-batched")
     found["orm-ws"] = orm("project", "/mcp/ws")
@@ -239,6 +269,19 @@ def workloads(scale: Scale) -> dict[str, Workload]:
     found["fanout-1"] = Workload("fanout-a", "/mcp/ws", FANOUT_SESSIONS)
     found["fanout-2"] = Workload("fanout-a", "/mcp/ws", FANOUT_SESSIONS, also=("fanout-b",))
     return found
+
+
+PEERS = {"sdk": "the official SDK (mcp)", "fastmcp": "FastMCP"}
+
+
+def peer_rows(peer: str, name: str) -> list[Row]:
+    """This project against a peer server: add over HTTP at 1 and 32 sessions, list_orders, CPU per add."""
+    return [
+        Row(peer, f"add, HTTP legacy, 1 session / {name}", "ops/s", "add-http-1", f"add-http-1-{peer}", None),
+        Row(peer, f"add, HTTP legacy, 32 sessions / {name}", "ops/s", "add-http-32", f"add-http-32-{peer}", None),
+        Row(peer, f"{ORM}, HTTP legacy, 32 sessions / {name}", "ops/s", "orm-http", f"orm-http-{peer}", None),
+        Row(peer, f"server CPU per add, 32 sessions / {name}", "µs/call", "add-http-32", f"add-http-32-{peer}", None),
+    ]
 
 
 AT_LEAST_06 = Target("ratio>=", 0.6)
@@ -269,6 +312,12 @@ ROWS = [
         "add-ws-32-audit-off",
         WITHIN_10,
     ),
+    *(
+        Row("audited", f"add, {transport}, {title} / bare + audit row", "ops/s", ours, f"{ours}-audited", None)
+        for transport, key in (("WebSocket", "ws"), ("HTTP legacy", "http"))
+        for title, ours in (("1 session", f"add-{key}-1"), ("32 sessions", f"add-{key}-32"))
+    ),
+    *(row for peer, name in PEERS.items() for row in peer_rows(peer, name)),
     Row("fanout", f"{FAN}, 1 worker", "p99 ms", "fanout-1", None, Target("max", 100)),
     Row("fanout", f"{FAN}, 2 workers", "p99 ms", "fanout-2", None, Target("max", 150)),
 ]  # fmt: skip
@@ -277,12 +326,15 @@ ROW_KEYS = sorted({row.key for row in ROWS})
 
 @dataclass
 class Session:
-    """The servers and what the runs need to reach them."""
+    """The servers and what the runs need to reach them: alice's token (``tokens`` for servers on a database of
+    their own), and why a server that is not there is missing."""
 
     token: str
     timeout: float
     servers: dict[str, Server]
     trigger: str = ""
+    tokens: dict[str, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -294,23 +346,26 @@ class Databases:
     settings: str
 
 
-def build_databases(directory: Path, env: dict[str, str], lists: bool, fans: bool) -> Databases:
-    """The demo's database built with the demo's steps, and copies for the 1,000-tool listing and the fan-out
-    (which flips a tool on and off)."""
-    base = directory / "db.sqlite3"
+def build_databases(
+    directory: Path, env: dict[str, str], lists: bool, fans: bool, root: Path = ROOT, name: str = "db"
+) -> Databases:
+    """The demo's database built with the demo's steps (those of the tree at ``root``), and copies for the
+    1,000-tool listing and the fan-out (which flips a tool on and off)."""
+    base = directory / f"{name}.sqlite3"
 
     def manage(*arguments: str, database: Path = base, script: str = "manage.py") -> str:
         command = [PYTHON, script, *arguments]
         done = subprocess.run(
             command,
-            cwd=ROOT,
+            cwd=root,
             env={**env, "BENCH_DB": str(database)},
             capture_output=True,
             text=True,
             timeout=COMMAND_TIMEOUT,
         )
         if done.returncode:
-            raise BenchError(f"{shlex.join(command)} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+            shown = shlex.join([Path(script).name, *arguments])
+            raise BenchError(f"{shown} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
         return done.stdout
 
     manage("migrate", "--noinput", "-v", "0")
@@ -320,43 +375,72 @@ def build_databases(directory: Path, env: dict[str, str], lists: bool, fans: boo
     settings = manage("shell", "--no-imports", "-c", SETTINGS_LINE)
     files = {"base": base}
     if lists:
-        files["list"] = directory / "list.sqlite3"
+        files["list"] = directory / f"{name}-list.sqlite3"
         shutil.copyfile(base, files["list"])
-        manage(str(EXTRA_TOOLS), database=files["list"], script=str(BENCH / "make_tools.py"))
+        manage(str(EXTRA_TOOLS), database=files["list"], script=str(root / "bench" / "make_tools.py"))
     if fans:
-        files["fanout"] = directory / "fanout.sqlite3"
+        files["fanout"] = directory / f"{name}-fanout.sqlite3"
         shutil.copyfile(base, files["fanout"])
     return Databases(token, files, settings.strip().splitlines()[-1])
 
 
-def server_plans(
-    needed: set[str], env: dict[str, str], files: dict[str, Path], redis_url: str
-) -> dict[str, tuple[str, dict[str, str], str | None]]:
-    """For each server a run needs: its application, environment and app dir."""
+PROJECT_SERVERS = ("project", "project-audit-off", "project-audit-batched", "project-1000")
+THEN = "then-"  # the servers of the project at --against's commit: THEN + a name in PROJECT_SERVERS
+
+
+def project_plans(env: dict[str, str], files: dict[str, Path], root: Path = ROOT) -> dict[str, ServerPlan]:
+    """The project's servers on the databases in ``files``, run from the tree at ``root``."""
     project = "project.asgi:application"
     base = {**env, "BENCH_DB": str(files["base"])}
-    plans: dict[str, tuple[str, dict[str, str], str | None]] = {
-        "project": (project, base, None),
-        "project-audit-off": (project, {**base, "BENCH_AUDIT": "0"}, None),
-        "project-audit-batched": (project, {**base, "BENCH_AUDIT_FLUSH_SECONDS": "0.5"}, None),
-        "bare": ("baseline_orm:application", base, "bench"),
+    plans = {
+        "project": ServerPlan(project, base, cwd=root),
+        "project-audit-off": ServerPlan(project, {**base, "BENCH_AUDIT": "0"}, cwd=root),
+        "project-audit-batched": ServerPlan(project, {**base, "BENCH_AUDIT_FLUSH_SECONDS": "0.5"}, cwd=root),
     }
     if "list" in files:
-        plans["project-1000"] = (project, {**env, "BENCH_DB": str(files["list"])}, None)
+        plans["project-1000"] = ServerPlan(project, {**env, "BENCH_DB": str(files["list"])}, cwd=root)
+    return plans
+
+
+def server_plans(
+    needed: set[str], env: dict[str, str], files: dict[str, Path], redis_url: str, peer_sessions: str
+) -> dict[str, ServerPlan]:
+    """For each server a run needs (but the project at another commit's): how to start it."""
+    base = {**env, "BENCH_DB": str(files["base"])}
+    peers = {**base, "BENCH_PEER_SESSIONS": peer_sessions}
+    plans = {
+        **project_plans(env, files),
+        "bare": ServerPlan("baseline_orm:application", base, "bench"),
+        "bare-audited": ServerPlan("baseline_audited:application", base, "bench"),
+        "sdk": ServerPlan("peer_sdk:application", peers, "bench", lifespan=True),
+        "fastmcp": ServerPlan("peer_fastmcp:application", peers, "bench", str(PEERS_PYTHON), lifespan=True),
+    }
     if "fanout" in files:
         redis = {**env, "BENCH_DB": str(files["fanout"]), "REDIS_URL": redis_url, "BENCH_REDIS_NO_TIMEOUT": "1"}
-        plans["fanout-a"] = (project, redis, None)
-        plans["fanout-b"] = (project, redis, None)
+        plans["fanout-a"] = ServerPlan("project.asgi:application", redis)
+        plans["fanout-b"] = ServerPlan("project.asgi:application", redis)
     return {name: plan for name, plan in plans.items() if name in needed}
+
+
+def missing_peers(needed: set[str]) -> dict[str, str]:
+    """Why each peer server needed cannot run here, if it cannot."""
+    missing = {}
+    if "sdk" in needed and importlib.util.find_spec("mcp") is None:
+        missing["sdk"] = "skipped: the official SDK (mcp) is not installed: make venv-dev"
+    if "fastmcp" in needed and not PEERS_PYTHON.exists():
+        missing["fastmcp"] = "skipped: FastMCP is not installed: make bench-peers builds .venv-bench-peers"
+    return missing
 
 
 def measure(session: Session, workload: Workload, profile_to: Path | None = None) -> Sample:
     """One run of `workload`, with the server's CPU time read around the measured phase."""
+    if workload.server in session.skipped:
+        return Sample(skipped=session.skipped[workload.server])
     server = session.servers[workload.server]
     version = MODERN_VERSION if workload.modern else LEGACY_VERSION
     options = SessionOptions(
         url=server.url(workload.path),
-        token=session.token,
+        token=session.tokens.get(workload.server, session.token),
         protocol_version=version,
         modern=workload.modern,
         timeout=session.timeout,
@@ -443,7 +527,10 @@ def cell(samples: list[Sample], metric: str) -> str:
 def judge(row: Row, ours: list[Sample], reference: list[Sample] | None) -> list[str]:
     """The row's cells after its title: ours, the reference, the ratio, the target and the verdict."""
     failed = [sample.failure for sample in [*ours, *(reference or [])] if sample.failure]
+    skipped = [sample.skipped for sample in [*ours, *(reference or [])] if sample.skipped]
     target = row.target.text(UNITS[row.metric]) if row.target else "-"
+    if skipped:
+        return ["-", "-", "-", target, skipped[0]]
     if failed:
         return ["-", "-", "-", target, f"could not run: {failed[0]}"]
     ratios: list[float] = []
@@ -472,19 +559,35 @@ def judge(row: Row, ours: list[Sample], reference: list[Sample] | None) -> list[
     return [cell(ours, row.metric), reference_cell, ratio, target, verdict]
 
 
+def then_cell(row: Row, ours: list[Sample], then: list[Sample] | None) -> str:
+    """The now / then ratio of this project's figure (median, then each run's), or why there is none."""
+    if then is None or any(sample.failure or sample.skipped for sample in ours):
+        return "-"
+    missing = [
+        sample.skipped or f"could not run: {sample.failure}" for sample in then if sample.skipped or sample.failure
+    ]
+    if missing:
+        return missing[0]
+    ratios = [figure(a, row.metric) / (figure(b, row.metric) or float("nan")) for a, b in zip(ours, then, strict=True)]
+    runs = " / ".join(f"{value:.2f}" for value in ratios)
+    text = f"{median(ratios):.2f}x" + (f" ({runs})" if len(ratios) > 1 else "")
+    errors = sum(sample.errors for sample in then)
+    return text + (f", {errors} errors then" if errors else "")
+
+
 HEADER = ["measurement", "this project: median (runs)", "reference: median (runs)", "ratio", "target", "result"]
 
 
-def table(lines: list[list[str]], markdown: bool) -> str:
+def table(lines: list[list[str]], markdown: bool, header: list[str] = HEADER) -> str:
     if markdown:
-        rows = [HEADER, ["---"] * len(HEADER), *lines]
+        rows = [header, ["---"] * len(header), *lines]
         return "\n".join("| " + " | ".join(cells) + " |" for cells in rows)
-    widths = [max(len(cells[i]) for cells in [HEADER, *lines]) for i in range(len(HEADER))]
+    widths = [max(len(cells[i]) for cells in [header, *lines]) for i in range(len(header))]
     rule = "-+-".join("-" * width for width in widths)
     render = [
         " | ".join(text.ljust(width) for text, width in zip(cells, widths, strict=True)).rstrip() for cells in lines
     ]
-    return "\n".join([" | ".join(h.ljust(w) for h, w in zip(HEADER, widths, strict=True)).rstrip(), rule, *render])
+    return "\n".join([" | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip(), rule, *render])
 
 
 def commit() -> str:
@@ -521,16 +624,27 @@ def pinning() -> tuple[set[int], set[int]] | None:
 
 
 def start_servers(
-    plans: dict[str, tuple[str, dict[str, str], str | None]], servers: dict[str, Server], cpus: set[int] | None
-) -> None:
+    plans: dict[str, ServerPlan], servers: dict[str, Server], cpus: set[int] | None, optional: set[str]
+) -> dict[str, str]:
     """Start every server at once (each is added to `servers` as it starts), then wait for each to listen.
 
-    Servers run on ``cpus``, except the fan-out pair, which must be free to use a CPU each."""
-    for name, (app, env, app_dir) in plans.items():
-        servers[name] = Server(name, app, env, app_dir, None if name.startswith("fanout") else cpus)
+    A server in ``optional`` that does not start is stopped and left out: the result says why, by name. Any
+    other raises BenchError. Servers run on ``cpus``, except the fan-out pair, which must be free to use a CPU
+    each."""
+    for name, plan in plans.items():
+        servers[name] = Server(name, plan, None if name.startswith("fanout") else cpus)
     deadline = time.monotonic() + START_TIMEOUT
-    for server in servers.values():
-        server.wait_ready(max(0.1, deadline - time.monotonic()))
+    missing: dict[str, str] = {}
+    for name, server in list(servers.items()):
+        try:
+            server.wait_ready(max(0.1, deadline - time.monotonic()))
+        except BenchError as exc:
+            if name not in optional:
+                raise
+            server.stop()
+            del servers[name]
+            missing[name] = f"could not run: {first_and_last(str(exc))}"
+    return missing
 
 
 def trigger_command(env: dict[str, str], files: dict[str, Path], redis_url: str) -> str:
@@ -545,15 +659,98 @@ def trigger_command(env: dict[str, str], files: dict[str, Path], redis_url: str)
     return f"env {assignments} {shlex.quote(PYTHON)} {shlex.quote(str(BENCH / 'flip_tool.py'))} --warm"
 
 
+@dataclass
+class Against:
+    """The project at another commit: its workloads by the workload of ours they shadow, the label of the
+    commit, and once prepared its servers' plans and token (or why it cannot run)."""
+
+    commit: str
+    shadows: dict[str, str]
+    label: str = ""
+    plans: dict[str, ServerPlan] = field(default_factory=dict)
+    token: str = ""
+    failure: str = ""
+
+
+def first_and_last(text: str, limit: int = 160) -> str:
+    """The first line of an error and, when it has more, its last (where a traceback names the cause)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()] or [""]
+    return (lines[0] if len(lines) == 1 else f"{lines[0]} ... {lines[-1]}")[:limit]
+
+
+def git(*arguments: str) -> str:
+    done = subprocess.run(["git", *arguments], cwd=ROOT, capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
+    if done.returncode:
+        raise BenchError(f"git {' '.join(arguments)}: {(done.stderr or done.stdout).strip()}")
+    return done.stdout.strip()
+
+
+@contextmanager
+def detached_worktree(commit: str, path: Path) -> Iterator[Path]:
+    """A detached git worktree of ``commit`` at ``path``, removed (and unregistered) when the block ends."""
+    git("worktree", "add", "--detach", "--quiet", str(path), commit)
+    try:
+        yield path
+    finally:
+        try:
+            git("worktree", "remove", "--force", str(path))
+        except BenchError:
+            shutil.rmtree(path, ignore_errors=True)
+            git("worktree", "prune")
+
+
+def prepare_against(against: Against, stack: ExitStack, directory: Path, env: dict[str, str], lists: bool) -> None:
+    """Check out ``against.commit`` and build its database with its own steps; a failure is kept, not raised."""
+    try:
+        against.label = git("log", "-1", "--format=%h %s", against.commit, "--")[:72]
+        tree = stack.enter_context(detached_worktree(against.commit, directory / "then"))
+        built = build_databases(directory, env, lists, False, root=tree, name="then")
+    except (BenchError, OSError, subprocess.SubprocessError) as exc:
+        against.failure = f"could not run: {first_and_last(str(exc))}"
+        return
+    against.token = built.token
+    against.plans = {THEN + name: plan for name, plan in project_plans(env, built.files, tree).items()}
+
+
+def schedule(rows: list[Row], configurations: dict[str, Workload], against: Against | None) -> list[str]:
+    """The workloads of one run, in row order, each once; with ``against``, each of the project's followed by the
+    same load on the project at the other commit (added to ``configurations`` and ``against.shadows``)."""
+    order: list[str] = []
+    for row in rows:
+        for name in (row.ours, row.reference):
+            if name is None or name in order:
+                continue
+            order.append(name)
+            server = configurations[name].server
+            if against is not None and name == row.ours and server in PROJECT_SERVERS:
+                shadow = f"{name}@then"
+                configurations[shadow] = replace(configurations[name], server=THEN + server)
+                against.shadows[name] = shadow
+                order.append(shadow)
+    return order
+
+
+def report(
+    rows: list[Row], samples: dict[str, list[Sample]], against: Against | None
+) -> tuple[list[str], list[list[str]]]:
+    """The table's header and lines: each row judged, and with ``against`` its now / then cell."""
+    lines = [
+        [row.title, *judge(row, samples[row.ours], samples[row.reference] if row.reference else None)] for row in rows
+    ]
+    if against is None:
+        return HEADER, lines
+    for line, row in zip(lines, rows, strict=True):
+        shadow = against.shadows.get(row.ours)
+        line.append(then_cell(row, samples[row.ours], samples[shadow] if shadow else None))
+    return [*HEADER, f"now / then ({against.label.split()[0] if against.label else against.commit})"], lines
+
+
 def run_suite(args: argparse.Namespace) -> int:
     scale = Scale(args.reps, args.single, args.many, args.orm, args.listing)
     rows = [row for row in ROWS if (row.key in args.only if args.only else row.key != "fanout" or args.fanout)]
     configurations = workloads(scale)
-    order: list[str] = []
-    for row in rows:
-        for name in (row.ours, row.reference):
-            if name is not None and name not in order:
-                order.append(name)
+    against = Against(args.against, {}) if args.against else None
+    order = schedule(rows, configurations, against)
     needed = {configurations[name].server for name in order}
     needed |= {also for name in order for also in configurations[name].also}
     if args.profile is not None:
@@ -568,12 +765,20 @@ def run_suite(args: argparse.Namespace) -> int:
     print(f"commit {commit()}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load_average()}")
     env = server_env()
     servers: dict[str, Server] = {}
-    with tempfile.TemporaryDirectory(prefix="mcp-bench-") as directory:
+    with tempfile.TemporaryDirectory(prefix="mcp-bench-") as directory, ExitStack() as stack:
         try:
             started = time.monotonic()
-            built = build_databases(Path(directory), env, "project-1000" in needed, fans)
+            lists = any(name.endswith("project-1000") for name in needed)
+            built = build_databases(Path(directory), env, lists, fans)
+            skipped = missing_peers(needed)
+            plans = server_plans(needed - skipped.keys(), env, built.files, args.redis_url, args.peer_sessions)
+            if against is not None:
+                prepare_against(against, stack, Path(directory), env, lists)
+                plans.update({name: plan for name, plan in against.plans.items() if name in needed})
+                skipped.update({name: against.failure for name in needed if name.startswith(THEN) and against.failure})
+            optional = {name for name in plans if name in PEERS or name.startswith(THEN)}
             pinned = pinning() if args.pin else None
-            start_servers(server_plans(needed, env, built.files, args.redis_url), servers, pinned and pinned[0])
+            skipped.update(start_servers(plans, servers, pinned and pinned[0], optional))
             if pinned is not None:
                 os.sched_setaffinity(0, pinned[1])
                 print(f"servers on CPU {sorted(pinned[0])}, clients on CPU {sorted(pinned[1])}")
@@ -581,8 +786,13 @@ def run_suite(args: argparse.Namespace) -> int:
                 f"database and {len(servers)} servers ready in {time.monotonic() - started:.1f}s "
                 f"({built.settings} on every server)"
             )
+            if against is not None:
+                print(f"against {against.label or against.commit}: {against.failure or 'its own tree and database'}")
+            for name, why in sorted(skipped.items()):
+                print(f"{name}: {why}")
             trigger = trigger_command(env, built.files, args.redis_url)
-            session = Session(built.token, args.timeout, servers, trigger)
+            tokens = {name: against.token for name in against.plans} if against is not None else {}
+            session = Session(built.token, args.timeout, servers, trigger, tokens, skipped)
             samples: dict[str, list[Sample]] = {name: [] for name in order}
             for rep in range(scale.reps):
                 for name in order:
@@ -599,16 +809,14 @@ def run_suite(args: argparse.Namespace) -> int:
         finally:
             for server in servers.values():
                 server.stop()
-    lines = [
-        [row.title, *judge(row, samples[row.ours], samples[row.reference] if row.reference else None)] for row in rows
-    ]
+    header, lines = report(rows, samples, against)
     print(f"load average after {load_average()}")
     print(
         f"{scale.reps} interleaved runs; calls per session: add {scale.single} (1 session) / {scale.many} "
         f"(32 sessions), {ORM_TOOL} {scale.orm}, tools/list {scale.listing}; reference: bare Channels consumers "
         "(bench/baseline_orm.py) unless the row names another"
     )
-    print(table(lines, args.markdown))
+    print(table(lines, args.markdown, header))
     return 0
 
 
@@ -627,6 +835,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--profile", type=Path, metavar="DIR", help="py-spy profiles of the project during add-32")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument(
+        "--against",
+        metavar="COMMIT",
+        help="also run the project at COMMIT (a detached worktree, its own database) and add a now / then column",
+    )
+    parser.add_argument(
+        "--peer-sessions",
+        choices=("stateful", "stateless"),
+        default="stateful",
+        help="how the SDK and FastMCP peers keep sessions (default stateful: their faster mode here)",
+    )
     parser.add_argument(
         "--no-pin", dest="pin", action="store_false", help="leave servers and clients to the scheduler's choice of CPU"
     )
