@@ -10,7 +10,7 @@ does). Alone a call pays one commit; under load one commit serves many calls.
 No authentication, no tool table, no schema checks: the row names alice (read once) and no token. Routes: those
 of ``baseline_orm.py``, plus ``/mcp/audited-ws`` and ``/mcp/audited`` (WebSocket and HTTP, ``add`` audited).
 
-    BENCH_DB=/tmp/…/db.sqlite3 DJANGO_SETTINGS_MODULE=bench.settings_tmpdb DJANGO_DEBUG=0 \\
+    BENCH_DB=/tmp/…/db.sqlite3 DJANGO_DEBUG=0 \\
         .venv/bin/uvicorn baseline_audited:application --app-dir bench --port 8003 --no-access-log
     .venv/bin/python bench/load.py ws://127.0.0.1:8003/mcp/audited-ws --sessions 32 --calls 150
 """
@@ -26,8 +26,10 @@ import time
 import uuid
 from typing import Any
 
+import baseline_orm  # sets Django up on the demo's settings and database, before baseline would on its own
+
+# isort: split
 import baseline
-import baseline_orm  # sets Django up on the demo's settings and database
 from django.db import connection, transaction
 from django.urls import path
 from django.utils import timezone
