@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -415,3 +417,110 @@ async def test_a_tool_disabled_mid_session_leaves_the_next_listing(tools: None, 
     assert (await wire.request("tools/list"))["result"]["tools"][0]["name"] != "add"
     reply = await wire.call("add", {"a": 1, "b": 2})
     assert reply["error"]["code"] == INVALID_PARAMS
+
+
+class HeldLoads:
+    """Counts a catalog's loads and holds each in its thread until released, so that callers can pile up."""
+
+    def __init__(self, source: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        self.started = threading.Event()
+        self.release = threading.Event()
+        real = source._load
+
+        def held() -> Snapshot:
+            self.count += 1
+            self.started.set()
+            assert self.release.wait(10), "the test never released the load"
+            return real()
+
+        monkeypatch.setattr(source, "_load", held)
+
+    async def wait_started(self) -> None:
+        assert await asyncio.to_thread(self.started.wait, 10), "no load started"
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_sessions_that_find_the_catalog_empty_together_share_one_load(
+    tools: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local = Catalog()
+    loads = HeldLoads(local, monkeypatch)
+
+    callers = [asyncio.ensure_future(local.get()) for _ in range(40)]
+    await loads.wait_started()  # every caller has run up to its wait meanwhile
+    loads.release.set()
+    snapshots = await asyncio.wait_for(asyncio.gather(*callers), 10)
+
+    assert loads.count == 1
+    assert all(snapshot is snapshots[0] for snapshot in snapshots)
+    assert "add" in snapshots[0].by_name
+    assert await local.get() is snapshots[0]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_caller_arriving_after_a_change_does_not_take_the_load_begun_before_it(
+    tools: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local = Catalog()
+    loads = HeldLoads(local, monkeypatch)
+
+    before = asyncio.ensure_future(local.get())
+    await loads.wait_started()
+    local.invalidate()  # a change heard while the first load runs: that load may predate it
+    after = asyncio.ensure_future(local.get())
+    await asyncio.sleep(0)  # one turn of the loop, not a wait: the second caller starts its own load
+    loads.release.set()
+    first, second = await asyncio.wait_for(asyncio.gather(before, after), 10)
+
+    assert loads.count == 2
+    assert second is not first
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_cancelled_first_caller_leaves_the_shared_load_to_finish_for_the_others(
+    tools: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local = Catalog()
+    loads = HeldLoads(local, monkeypatch)
+
+    first = asyncio.ensure_future(local.get())
+    await loads.wait_started()
+    others = [asyncio.ensure_future(local.get()) for _ in range(3)]
+    await asyncio.sleep(0)  # one turn of the loop, not a wait: the others reach their wait on the held load
+    first.cancel()
+    others[0].cancel()
+    loads.release.set()
+    snapshots = await asyncio.wait_for(asyncio.gather(*others[1:]), 10)
+
+    assert first.cancelled() and others[0].cancelled()
+    assert snapshots[0] is snapshots[1]
+    assert loads.count == 1
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_failed_load_fails_every_waiter_and_the_next_caller_loads_again(
+    tools: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local = Catalog()
+    real = local._load
+    attempts: list[int] = []
+    started, release = threading.Event(), threading.Event()
+
+    def failing() -> Snapshot:
+        attempts.append(1)
+        if len(attempts) == 1:
+            started.set()
+            assert release.wait(10)
+            raise RuntimeError("the database went away")
+        return real()
+
+    monkeypatch.setattr(local, "_load", failing)
+    callers = [asyncio.ensure_future(local.get()) for _ in range(5)]
+    assert await asyncio.to_thread(started.wait, 10)
+    release.set()
+    outcomes = await asyncio.wait_for(asyncio.gather(*callers, return_exceptions=True), 10)
+
+    assert all(isinstance(outcome, RuntimeError) for outcome in outcomes)
+    assert "add" in (await asyncio.wait_for(local.get(), 10)).by_name
+    assert len(attempts) == 2

@@ -1,8 +1,14 @@
-"""The process's cache of the tool table: loaded once, served until a change invalidates it."""
+"""The process's cache of the tool table: loaded once, served until a change invalidates it.
+
+Sessions that find it empty at the same moment (many opening at once, or every session after a change) share
+one load: the first starts it in a thread and the others wait for that load's result.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import threading
+from concurrent.futures import Future
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -20,6 +26,7 @@ class Catalog:
         self._generation = 0
         self._lock = threading.Lock()
         self._stamp = ""
+        self._loading: tuple[int, Future[Snapshot]] | None = None  # the load under way, and its generation
 
     def invalidate(self, stamp: str = "") -> None:
         """Drop the snapshot; a repeated ``stamp`` (the same change heard again) is ignored."""
@@ -34,7 +41,35 @@ class Catalog:
         snapshot = self._snapshot
         if snapshot is not None:
             return snapshot
-        return await database_sync_to_async(self._load)()
+        loading, first = self._join()
+        if first:
+            await database_sync_to_async(self._fill)(loading)
+            return loading.result()
+        return await asyncio.wrap_future(loading)
+
+    def _join(self) -> tuple[Future[Snapshot], bool]:
+        """The load of the current generation under way, and whether this caller is the one to run it."""
+        with self._lock:
+            if self._loading is not None and self._loading[0] == self._generation:
+                return self._loading[1], False
+            loading: Future[Snapshot] = Future()
+            # Running: no waiter's cancellation can cancel it for the others.
+            loading.set_running_or_notify_cancel()
+            self._loading = (self._generation, loading)
+            return loading, True
+
+    def _fill(self, loading: Future[Snapshot]) -> None:
+        """Run the load and settle ``loading`` in this thread, so that it settles even if its caller is gone."""
+        try:
+            loading.set_result(self._load())
+        except BaseException as exc:
+            loading.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            with self._lock:
+                if self._loading is not None and self._loading[1] is loading:
+                    self._loading = None
 
     def current(self) -> Snapshot:
         """The tools as they are now, read in this thread: for pages outside any session, such as the consent
