@@ -3,6 +3,7 @@ working; and the registry that counts each user's connections."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -10,9 +11,11 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
-from mcp_tools.access import credentials
+from mcp_tools.access import credentials, permissions
 from mcp_tools.access.credentials import TOKEN_EXPIRED, TOKEN_REVOKED, USER_INACTIVE, Row
 from mcp_tools.access.reach import Reach
+from mcp_tools.notify import counters
+from mcp_tools.notify.events import ACCESS_EVENT
 from mcp_tools.notify.expiry import ExpiryTimers
 from mcp_tools.notify.listeners import Listener as Watched
 from mcp_tools.notify.listeners import Listeners
@@ -156,3 +159,32 @@ def test_the_registry_is_idle_only_without_listeners_and_holders() -> None:
     registry.holders.add(object())
 
     assert idle_when_empty and not registry.idle
+
+
+async def test_a_poll_that_read_a_user_before_a_change_cannot_undo_the_change_s_own_recheck(
+    users: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before, after = users["kept"], await db_call(type(users["kept"]).objects.get, username="kept")
+    before.first_name, after.first_name = "before", "after"
+    listener = Listener(user=before)
+    rechecks, _timers, _ended = rechecks_of(listener)
+    polled, let_poll_finish = asyncio.Event(), asyncio.Event()
+    reads: list[Any] = [before, after]
+
+    async def reload(callers: Any) -> dict[Any, Any]:
+        read = reads.pop(0)
+        if read is before:  # the poll's read, made before the change: held until the change's event has come
+            polled.set()
+            await let_poll_finish.wait()
+        return {read.pk: read}
+
+    monkeypatch.setattr(permissions, "reload", reload)
+    poll = asyncio.ensure_future(rechecks.refresh({counters.ACCESS}))
+    await asyncio.wait_for(polled.wait(), 10)
+    event = asyncio.ensure_future(rechecks.act_on({"type": ACCESS_EVENT, "users": [after.pk]}))
+    await asyncio.sleep(0)  # one turn of the loop, not a wait: the event's re-check starts if it may
+    let_poll_finish.set()
+    await asyncio.wait_for(asyncio.gather(poll, event), 10)
+
+    assert listener.user is after
+    assert reads == []

@@ -3,6 +3,7 @@ for and the credentials they hold; a listener whose user or credential no longer
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -32,26 +33,36 @@ class Rechecks:
         self._listeners = listeners
         self._end = end
         self._expiry = expiry
+        # One re-check at a time: a poll that read a user before a change must not finish after the change's
+        # own re-check, putting the old user back and telling the session its list changed back.
+        self._one_at_a_time = asyncio.Lock()
 
     async def act_on(self, event: dict[str, Any]) -> bool:
         """Act on one group event of the kinds this module knows; False for any other type."""
+        if event.get("type") not in (EVENT_TYPE, TOKEN_EVENT, ACCESS_EVENT):
+            return False
+        async with self._one_at_a_time:
+            await self._act_on(event)
+        return True
+
+    async def _act_on(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         if kind == EVENT_TYPE:
             catalog.invalidate(str(event.get("stamp", "")))
         elif kind == TOKEN_EVENT:
             await self.recheck_tokens({(str(event.get("kind", credentials.SITE_TOKEN)), event.get("token"))})
-            return True
-        elif kind == ACCESS_EVENT:
+            return
+        else:
             users = event.get("users")
             await self.recheck_users(None if users is None else set(users))
-        else:
-            return False
         await self.announce()
-        return True
 
     async def refresh(self, kinds: Iterable[str]) -> None:
         """Act on changes of these kinds whose details are unknown (the counters, a lost connection)."""
-        kinds = set(kinds)
+        async with self._one_at_a_time:
+            await self._refresh(set(kinds))
+
+    async def _refresh(self, kinds: set[str]) -> None:
         if counters.TOOLS in kinds:
             catalog.invalidate()
         if counters.ACCESS in kinds:
