@@ -289,6 +289,12 @@ def peer_rows(peer: str, name: str) -> list[Row]:
         Row(peer, f"{ORM}, HTTP legacy, 32 sessions / {name}", "ops/s", "orm-http", f"orm-http-{peer}", None),
         Row(peer, f"server CPU per add, 32 sessions / {name}", "µs/call", "add-http-32", f"add-http-32-{peer}",
             Target("ratio<=", 1) if sdk else None),
+        # A peer keeps no audit trail: what one session gets when rows wait behind the answers, and the most
+        # any server gets while committing a row before each answer (the bare consumer plus that row).
+        Row(peer, f"add, HTTP legacy, 1 session, audit rows batched / {name}", "ops/s", "add-http-1-audit-batched",
+            f"add-http-1-{peer}", None),
+        Row(peer, f"bare + audit row, HTTP legacy, 1 session / {name}", "ops/s", "add-http-1-audited",
+            f"add-http-1-{peer}", None),
     ]  # fmt: skip
 
 
