@@ -240,8 +240,9 @@ def workloads(scale: Scale) -> dict[str, Workload]:
         calls = scale.single if sessions == 1 else scale.many
         return Workload(server, path, sessions, calls, warmup=max(5, 300 // sessions), modern=modern)
 
-    def orm(server: str, path: str) -> Workload:
-        return Workload(server, path, 32, scale.orm, warmup=3, tool=ORM_TOOL, arguments=dict(ORM_ARGUMENTS))
+    def orm(server: str, path: str, sessions: int = 32) -> Workload:
+        calls = scale.orm if sessions > 1 else scale.orm * 8
+        return Workload(server, path, sessions, calls, warmup=3, tool=ORM_TOOL, arguments=dict(ORM_ARGUMENTS))
 
     found: dict[str, Workload] = {}
     for transport, ours, bare in (("ws", "/mcp/ws", "/mcp/ws"), ("http", "/mcp", "/mcp")):
@@ -265,6 +266,10 @@ def workloads(scale: Scale) -> dict[str, Workload]:
     found["orm-ws-bare"] = orm("bare", "/mcp/orm-ws")
     found["orm-http"] = orm("project", "/mcp")
     found["orm-http-bare"] = orm("bare", "/mcp/orm")
+    found["orm-ws-1"] = orm("project", "/mcp/ws", 1)
+    found["orm-ws-1-bare"] = orm("bare", "/mcp/orm-ws", 1)
+    found["orm-http-1"] = orm("project", "/mcp", 1)
+    found["orm-http-1-bare"] = orm("bare", "/mcp/orm", 1)
     for transport, path in (("ws", "/mcp/ws"), ("http", "/mcp")):
         found[f"list-{transport}"] = Workload("project-1000", path, 1, scale.listing, warmup=5, method="list")
     found["fanout-1"] = Workload("fanout-a", "/mcp/ws", FANOUT_SESSIONS)
@@ -315,6 +320,8 @@ ROWS = [
     Row("cpu", "server CPU per add, HTTP legacy, 32 sessions", "µs/call", "add-http-32", "add-http-32-bare", WITHIN_2X),
     Row("orm", f"{ORM}, WebSocket, 32 sessions", "ops/s", "orm-ws", "orm-ws-bare", AT_LEAST_08),
     Row("orm", f"{ORM}, HTTP legacy, 32 sessions", "ops/s", "orm-http", "orm-http-bare", AT_LEAST_08),
+    Row("orm", f"{ORM}, WebSocket, 1 session", "ops/s", "orm-ws-1", "orm-ws-1-bare", Target("ratio>=", 0.9)),
+    Row("orm", f"{ORM}, HTTP legacy, 1 session", "ops/s", "orm-http-1", "orm-http-1-bare", Target("ratio>=", 0.9)),
     Row("list", f"{LISTING}, WebSocket", "p50 ms", "list-ws", None, Target("max", 3)),
     Row("list", f"{LISTING}, HTTP legacy", "p50 ms", "list-http", None, Target("max", 5)),
     Row("audit", "add, WebSocket, 32 sessions, audit on / off", "ops/s", "add-ws-32", "add-ws-32-audit-off", WITHIN_10),
