@@ -13,7 +13,10 @@ import os
 
 from mcp_tools.conf import DEFAULTS
 from project.settings import *  # noqa: F403
-from project.settings import DATABASES, MCP_TOOLS
+from project.settings import DATABASES, INSTALLED_APPS, MCP_TOOLS
+
+# The bench's own sync @tool callable, list_orders_sync (bench/sync_orders).
+INSTALLED_APPS = [*INSTALLED_APPS, "bench.sync_orders"]
 
 if not os.environ.get("DATABASE_URL"):
     DATABASES["default"]["NAME"] = os.environ["BENCH_DB"]

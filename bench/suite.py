@@ -51,12 +51,19 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 ADD_ARGUMENTS: JsonObject = {"a": 1, "b": 2}
 ORM_TOOL = "list_orders"
 ORM_ARGUMENTS: JsonObject = {"limit": 20}
+SYNC_ORM_TOOL = "list_orders_sync"  # the same query as a sync @tool callable (bench/sync_orders)
 EXTRA_TOOLS = 1000
 FANOUT_SESSIONS = 1000
 DEFAULT_REDIS = "redis://127.0.0.1:6379/15"
 SETTINGS_LINE = (
     "from django.conf import settings; from django.db import connection; "
     "print(f'DEBUG={settings.DEBUG}, CONN_MAX_AGE={connection.settings_dict[\"CONN_MAX_AGE\"]}')"
+)
+# alice may call the bench's own sync tool (a tree without it grants nothing).
+GRANT_LINE = (
+    "from django.contrib.auth import get_user_model; from mcp_tools.models import Tool, UserGrant; "
+    "alice = get_user_model().objects.get(username='alice'); "
+    f"[UserGrant.objects.get_or_create(tool=t, user=alice) for t in Tool.objects.filter(name='{SYNC_ORM_TOOL}')]"
 )
 
 
@@ -240,9 +247,9 @@ def workloads(scale: Scale) -> dict[str, Workload]:
         calls = scale.single if sessions == 1 else scale.many
         return Workload(server, path, sessions, calls, warmup=max(5, 300 // sessions), modern=modern)
 
-    def orm(server: str, path: str, sessions: int = 32) -> Workload:
+    def orm(server: str, path: str, sessions: int = 32, tool: str = ORM_TOOL) -> Workload:
         calls = scale.orm if sessions > 1 else scale.orm * 8
-        return Workload(server, path, sessions, calls, warmup=3, tool=ORM_TOOL, arguments=dict(ORM_ARGUMENTS))
+        return Workload(server, path, sessions, calls, warmup=3, tool=tool, arguments=dict(ORM_ARGUMENTS))
 
     found: dict[str, Workload] = {}
     for transport, ours, bare in (("ws", "/mcp/ws", "/mcp/ws"), ("http", "/mcp", "/mcp")):
@@ -270,6 +277,11 @@ def workloads(scale: Scale) -> dict[str, Workload]:
     found["orm-ws-1-bare"] = orm("bare", "/mcp/orm-ws", 1)
     found["orm-http-1"] = orm("project", "/mcp", 1)
     found["orm-http-1-bare"] = orm("bare", "/mcp/orm", 1)
+    for sessions in (1, 32):
+        found[f"sync-ws-{sessions}"] = orm("project", "/mcp/ws", sessions, SYNC_ORM_TOOL)
+        found[f"sync-http-{sessions}"] = orm("project", "/mcp", sessions, SYNC_ORM_TOOL)
+    for key in ("sync-ws-1", "sync-http-1"):
+        found[f"{key}-audit-batched"] = replace(found[key], server="project-audit-batched")
     for transport, path in (("ws", "/mcp/ws"), ("http", "/mcp")):
         found[f"list-{transport}"] = Workload("project-1000", path, 1, scale.listing, warmup=5, method="list")
     found["fanout-1"] = Workload("fanout-a", "/mcp/ws", FANOUT_SESSIONS)
@@ -308,6 +320,7 @@ AT_LEAST_08 = Target("ratio>=", 0.8)
 WITHIN_2X = Target("ratio<=", 2)
 WITHIN_10 = Target("ratio>=", 0.9)
 ORM = f"{ORM_TOOL} (20 rows)"
+SYNC_ORM = f"{SYNC_ORM_TOOL} (the same 20 rows, sync @tool callable)"
 LISTING = f"tools/list, {EXTRA_TOOLS:,} tools, whole listing"
 FAN = f"list_changed to {FANOUT_SESSIONS:,} WebSocket sessions on Redis"
 ROWS = [
@@ -322,6 +335,19 @@ ROWS = [
     Row("orm", f"{ORM}, HTTP legacy, 32 sessions", "ops/s", "orm-http", "orm-http-bare", AT_LEAST_08),
     Row("orm", f"{ORM}, WebSocket, 1 session", "ops/s", "orm-ws-1", "orm-ws-1-bare", Target("ratio>=", 0.9)),
     Row("orm", f"{ORM}, HTTP legacy, 1 session", "ops/s", "orm-http-1", "orm-http-1-bare", Target("ratio>=", 0.9)),
+    *(
+        Row("sync", f"{SYNC_ORM}, {transport}, {sessions} session{'s' if sessions > 1 else ''}", "ops/s",
+            f"sync-{key}-{sessions}", f"orm-{key}{'-1' if sessions == 1 else ''}-bare",
+            AT_LEAST_08 if sessions > 1 else Target("ratio>=", 0.9))
+        for transport, key in (("WebSocket", "ws"), ("HTTP legacy", "http"))
+        for sessions in (32, 1)
+    ),
+    *(
+        # The bare consumer keeps no audit trail: the same call with its row waiting behind the answer.
+        Row("sync", f"the same, {transport}, 1 session, audit rows batched", "ops/s", f"sync-{key}-1-audit-batched",
+            f"orm-{key}-1-bare", None)
+        for transport, key in (("WebSocket", "ws"), ("HTTP legacy", "http"))
+    ),
     Row("list", f"{LISTING}, WebSocket", "p50 ms", "list-ws", None, Target("max", 3)),
     Row("list", f"{LISTING}, HTTP legacy", "p50 ms", "list-http", None, Target("max", 5)),
     Row("audit", "add, WebSocket, 32 sessions, audit on / off", "ops/s", "add-ws-32", "add-ws-32-audit-off", WITHIN_10),
@@ -399,6 +425,7 @@ def build_databases(
     manage("migrate", "--noinput", "-v", "0")
     manage("mcp_sync", "--enable")
     manage("seed_demo")
+    manage("shell", "--no-imports", "-c", GRANT_LINE)
     token = manage("mcp_token", "create", "alice").strip().splitlines()[-1]
     settings = manage("shell", "--no-imports", "-c", SETTINGS_LINE)
     files = {"base": base}
