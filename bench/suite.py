@@ -777,7 +777,9 @@ def schedule(rows: list[Row], configurations: dict[str, Workload], against: Agai
                 continue
             order.append(name)
             server = configurations[name].server
-            if against is not None and name == row.ours and server in PROJECT_SERVERS:
+            # The bench's own sync tool is installed by this tree's settings only: an older tree has no such tool.
+            own_tool = configurations[name].tool == SYNC_ORM_TOOL
+            if against is not None and name == row.ours and server in PROJECT_SERVERS and not own_tool:
                 shadow = f"{name}@then"
                 configurations[shadow] = replace(configurations[name], server=THEN + server)
                 against.shadows[name] = shadow
