@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 from typing import Any
 
@@ -19,6 +20,7 @@ from mcp_tools.tools.catalog import catalog
 from mcp_tools.transports import process_loop
 from tests.db import WorkerConnections
 from tests.http_doors import DOORS
+from tests.live import services
 from tests.live.sites import delete_keys
 from tests.websocket import TIMEOUT, Connect, WSClient, ws_headers
 
@@ -33,6 +35,32 @@ def _fresh_channel_layers() -> None:
     # Every test runs on an event loop of its own, and a Redis layer keeps locks and buffers bound to one loop.
     for alias in channel_layers.configs:
         channel_layers.set(alias, channel_layers.make_backend(alias))
+
+
+LOCMEM_CACHE = "django.core.cache.backends.locmem.LocMemCache"
+REDIS_CACHE = "django.core.cache.backends.redis.RedisCache"
+
+
+@pytest.fixture
+def redis_cache(settings: Any) -> Iterator[str]:
+    """Django's RedisCache on the test Redis (skipped without one), under a key prefix of this test's own,
+    deleted when the test ends; yields the prefix."""
+    url = services.redis_url()
+    prefix = f"cache-{uuid.uuid4().hex}"
+    options = {"socket_connect_timeout": 1, "socket_timeout": 1}
+    settings.CACHES = {"default": {"BACKEND": REDIS_CACHE, "LOCATION": url, "KEY_PREFIX": prefix, "OPTIONS": options}}
+    yield prefix
+    delete_keys(url, f"{prefix}:")
+
+
+@pytest.fixture(params=["locmem", "redis"])
+def own_cache(request: pytest.FixtureRequest, settings: Any) -> str:
+    """A rate-limit and call-count cache of this test's own, in memory and on Redis: one run for each."""
+    if request.param == "redis":
+        request.getfixturevalue("redis_cache")
+    else:
+        settings.CACHES = {"default": {"BACKEND": LOCMEM_CACHE, "LOCATION": f"counters-{uuid.uuid4().hex}"}}
+    return str(request.param)
 
 
 @pytest.fixture(params=DOORS)

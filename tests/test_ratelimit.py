@@ -28,9 +28,9 @@ LOCMEM = "django.core.cache.backends.locmem.LocMemCache"
 
 
 @pytest.fixture(autouse=True)
-def own_counters(settings: Any) -> None:
-    """A cache of this test's own, so that no count carries over from another test."""
-    settings.CACHES = {"default": {"BACKEND": LOCMEM, "LOCATION": f"ratelimit-{uuid.uuid4().hex}"}}
+def own_counters(own_cache: str) -> None:
+    """A cache of this test's own, so that no count carries over from another test: in memory, and on Redis
+    (where one script counts every rate of a call)."""
 
 
 class Clock:
@@ -554,8 +554,9 @@ async def test_credentials_of_different_kinds_numbered_alike_are_counted_apart(
 
 
 async def test_an_in_memory_cache_is_counted_on_the_event_loop_without_a_thread_hop(
-    tools: None, user: Any, monkeypatch: pytest.MonkeyPatch
+    tools: None, user: Any, monkeypatch: pytest.MonkeyPatch, settings: Any
 ) -> None:
+    settings.CACHES = {"default": {"BACKEND": LOCMEM, "LOCATION": f"ratelimit-{uuid.uuid4().hex}"}}
     await db_call(set_rate, "add", "100/m")
     wire = await connected(user)
     counted_in: list[int] = []

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import re
-import uuid
 from types import SimpleNamespace
 from typing import Any
 
@@ -20,14 +19,13 @@ from tests.websocket import WSClient, ws_headers
 pytestmark = pytest.mark.django_db(transaction=True)
 
 LIMITED = re.compile(r"Rate limit (?P<rate>\S+) exceeded: retry after \d+ s\.")
-LOCMEM = "django.core.cache.backends.locmem.LocMemCache"
 TOKENS_URL = "/admin/mcp_tools/accesstoken/"
 
 
 @pytest.fixture(autouse=True)
-def own_counters(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A cache of this test's own, and django-ratelimit's clock held still inside one counting window."""
-    settings.CACHES = {"default": {"BACKEND": LOCMEM, "LOCATION": f"token-rate-{uuid.uuid4().hex}"}}
+def own_counters(own_cache: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache of this test's own (in memory, and on Redis), and django-ratelimit's clock held still inside
+    one counting window."""
     monkeypatch.setattr(django_ratelimit.core, "time", SimpleNamespace(time=lambda: 1_800_000_000.25))
 
 

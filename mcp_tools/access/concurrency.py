@@ -7,12 +7,18 @@ lowered when it ends. A worker killed mid-call never lowers it, so every start r
 to the call's time limit plus ``MARGIN_SECONDS``: a killed worker's calls stop counting once the key has
 started no call for that long. With a cache of one process (local memory, dummy) each process counts on
 its own, as it does for the other transports, and so it does while the shared cache cannot be reached
-(``cache_breaker`` logs the outage once; calls go on).
+(``cache_breaker`` logs the outage once; calls go on). On Redis each take and each give-back is one round
+trip (``redis_counts``); a call's places are given back off its answer's path, and a later call of this
+process waits for them to land (``settled``) before it counts.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import threading
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -22,6 +28,7 @@ from django.core.cache.backends.base import BaseCache
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
+from mcp_tools.access import redis_counts
 from mcp_tools.access.cache_breaker import CacheUnavailable, breaker
 
 PROCESS_LOCAL_CACHES = (
@@ -68,6 +75,7 @@ class SharedCount:
     async def take(self, limit: int, seconds: float) -> bool | None:
         """Count one more call that may run ``seconds``: True once counted, False (nothing counted) when
         ``limit`` are running, None when the cache cannot be reached (nothing counted either)."""
+        await settled([self.key])
         try:
             # The cache may be Redis: keep its round trips off the event loop.
             taken = await sync_to_async(breaker.call, thread_sensitive=False)(
@@ -78,14 +86,16 @@ class SharedCount:
         return bool(taken)
 
     async def give_back(self) -> None:
-        # A call the cache missed while down expires there.
-        with contextlib.suppress(CacheUnavailable):
-            await sync_to_async(breaker.call, thread_sensitive=False)(_give_back, self.key)
+        await give_back([self.key])
 
-    def give_back_now(self) -> None:
-        """``give_back`` from a thread that runs no event loop (a tool's thread that outlived its call)."""
-        with contextlib.suppress(CacheUnavailable):
-            breaker.call(_give_back, self.key)
+
+@dataclass(frozen=True)
+class Counted:
+    """A place counted ahead of its ``take``, with the call's rates (``call_counts``): ``taken`` is what
+    ``take`` would have answered."""
+
+    counter: SharedCount
+    taken: bool | None
 
 
 class SessionCalls(SharedCount):
@@ -95,27 +105,93 @@ class SessionCalls(SharedCount):
         super().__init__(session_id)
 
 
-def _cache() -> BaseCache:
+async def give_back(keys: Sequence[str]) -> None:
+    """Lower the counters of ``keys`` (one round trip on Redis); a call the cache missed while down expires there."""
+    if keys:
+        with contextlib.suppress(CacheUnavailable):
+            await sync_to_async(breaker.call, thread_sensitive=False)(_give_back, keys)
+
+
+def give_back_now(keys: Sequence[str]) -> None:
+    """``give_back`` from a thread that runs no event loop (a tool's thread that outlived its call)."""
+    if keys:
+        with contextlib.suppress(CacheUnavailable):
+            breaker.call(_give_back, keys)
+
+
+def give_back_later(keys: Sequence[str]) -> None:
+    """``give_back`` off the caller's path: a task on the running loop, or at once on a thread that runs none."""
+    if not keys:
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        give_back_now(keys)
+        return
+    task = loop.create_task(give_back(list(keys)))
+    with _lock:
+        _giving_back[task] = frozenset(keys)
+    task.add_done_callback(_given_back)
+
+
+_lock = threading.Lock()
+_giving_back: dict[asyncio.Task[None], frozenset[str]] = {}  # kept until done, and waited for by ``settled``
+
+
+def _given_back(task: asyncio.Task[None]) -> None:
+    with _lock:
+        _giving_back.pop(task, None)
+
+
+async def settled(keys: Collection[str]) -> None:
+    """Wait for this loop's give-backs of ``keys`` still on their way: a call that follows another's answer
+    must find the places that call held free again."""
+    loop = asyncio.get_running_loop()
+    with _lock:
+        pending = [task for task, held in _giving_back.items() if task.get_loop() is loop and not held.isdisjoint(keys)]
+    if pending:
+        await asyncio.wait(pending)
+
+
+def cache() -> BaseCache:
     return caches[cache_alias()]
 
 
+def scripts() -> redis_counts.Scripts | None:
+    """The Redis scripts that count in one round trip, when the shared cache is Django's RedisCache."""
+    return redis_counts.scripts(cache_alias())
+
+
 def _take(key: str, limit: int, ttl: float) -> bool:
-    cache = _cache()
-    if cache.add(key, 1, ttl):
+    found = scripts()
+    if found is not None:
+        place = redis_counts.Counter(cache().make_key(key), limit, int(ttl))
+        return redis_counts.take(found, [], [place]).refused_place is None
+    return _take_in_cache(key, limit, ttl)
+
+
+def _take_in_cache(key: str, limit: int, ttl: float) -> bool:
+    shared_cache = cache()
+    if shared_cache.add(key, 1, ttl):
         return limit >= 1
     try:
-        count = cache.incr(key)
+        count = shared_cache.incr(key)
     except ValueError:
         # It expired between the two steps: start it afresh.
-        return _take(key, limit, ttl)
-    cache.touch(key, ttl)
+        return _take_in_cache(key, limit, ttl)
+    shared_cache.touch(key, ttl)
     if count > limit:
-        cache.decr(key)
+        shared_cache.decr(key)
         return False
     return True
 
 
-def _give_back(key: str) -> None:
-    # A counter that expired meanwhile has nothing left to lower.
-    with contextlib.suppress(ValueError):
-        _cache().decr(key)
+def _give_back(keys: Sequence[str]) -> None:
+    found = scripts()
+    if found is not None:
+        redis_counts.give_back(found, [cache().make_key(key) for key in keys])
+        return
+    for key in keys:
+        # A counter that expired meanwhile has nothing left to lower.
+        with contextlib.suppress(ValueError):
+            cache().decr(key)

@@ -3,19 +3,20 @@
 A site token's own ``rate_limit`` counts its calls across every tool, and binds whenever it is the lower
 rate. Calls refused as denied or unknown count apart, against ``DENIED_RATE``, across every tool name. While
 the cache cannot be reached, django-ratelimit's ``RATELIMIT_FAIL_OPEN`` decides: calls go uncounted (open),
-or are refused with the time to retry after (closed, its default).
+or are refused with the time to retry after (closed, its default). On Redis every count of a call is made
+in one round trip (``redis_counts``), on the keys and in the windows ``get_usage`` counts in.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django_ratelimit.core import get_usage
 
-from mcp_tools.access import credentials, permissions
+from mcp_tools.access import concurrency, credentials, permissions, ratelimit_windows, redis_counts
 from mcp_tools.access.cache_breaker import CacheUnavailable, breaker
 from mcp_tools.access.concurrency import shared
 from mcp_tools.conf import mcp_settings
@@ -70,6 +71,66 @@ def rate_for(user: Any, entry: Any, overrides: dict[tuple[int, int | None], str]
     return entry.rate_limit or mcp_settings.DEFAULT_RATE or None
 
 
+class Usage(NamedTuple):
+    """One key's count against one rate, as ``get_usage`` reports it."""
+
+    calls: int
+    limit: int
+    time_left: int
+    over: bool
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One rate a call counts against, under each of its keys (the caller's user and its token)."""
+
+    rate: str
+    group: str
+    keys: list[str]
+
+    def windows(self) -> list[ratelimit_windows.Window]:
+        return [ratelimit_windows.window(self.group, self.rate, key) for key in self.keys]
+
+    def limited(self, usages: list[Usage]) -> Limited | None:
+        """``Limited`` when a key's count is over."""
+        worst: Limited | None = None
+        for calls, limit, time_left, over in usages:
+            if over:
+                # The window's last second still counts for it: the next one opens a second later.
+                retry = max(1, time_left + 1)
+                first = calls <= limit + 1
+                if worst is not None:
+                    retry, first = max(retry, worst.retry_after), first or worst.first
+                worst = Limited(self.rate, retry, first)
+        return worst
+
+
+def stages(user: Any, token: Any, entry: Any, overrides: dict[tuple[int, int | None], str]) -> list[Stage]:
+    """The rates a call of ``entry`` counts against, in order: its token's own, then the tool's; a call over
+    one is not counted against the next."""
+    found = []
+    token_rate = getattr(token, "rate_limit", "")
+    if token_rate:
+        found.append(Stage(token_rate, TOKEN_GROUP, [credentials.identity(token)]))
+    rate = rate_for(user, entry, overrides)
+    if rate:
+        found.append(Stage(rate, f"{GROUP}:{entry.name}", _keys(user, token)))
+    return found
+
+
+def enabled() -> bool:
+    """django-ratelimit's own switch: with ``RATELIMIT_ENABLE`` off nothing is counted."""
+    return bool(getattr(settings, "RATELIMIT_ENABLE", True))
+
+
+def unavailable(stage: Stage, outage: CacheUnavailable) -> Limited | None:
+    """What a call gets while its rates cannot be counted: nothing when they fail open, else a refusal."""
+    if getattr(settings, "RATELIMIT_FAIL_OPEN", False):
+        return None
+    # One audit row per failed attempt to reach the cache, not one per call the open breaker refuses.
+    return Unavailable(stage.rate, outage.retry_after, first=outage.failed)
+
+
 def _keys(user: Any, token: Any) -> list[str]:
     keys = [f"user:{user.pk}" if getattr(user, "is_authenticated", False) else "anonymous"]
     if token is not None:
@@ -77,48 +138,59 @@ def _keys(user: Any, token: Any) -> list[str]:
     return keys
 
 
-def _count(rate: str, group: str, keys: list[str]) -> Limited | None:
+def _count(stage: Stage) -> Limited | None:
     try:
-        return breaker.call(_count_in_cache, rate, group, keys)
+        return breaker.call(_count_in_cache, stage)
     except CacheUnavailable as outage:
-        if getattr(settings, "RATELIMIT_FAIL_OPEN", False):
-            return None
-        # One audit row per failed attempt to reach the cache, not one per call the open breaker refuses.
-        return Unavailable(rate, outage.retry_after, first=outage.failed)
+        return unavailable(stage, outage)
 
 
-def _count_in_cache(rate: str, group: str, keys: list[str]) -> Limited | None:
-    worst: Limited | None = None
-    for key in keys:
+def _count_in_cache(stage: Stage) -> Limited | None:
+    found = concurrency.scripts()
+    if found is not None and enabled():
+        windows = stage.windows()
+        counted = redis_counts.take(found, [counters(windows)], [])
+        return stage.limited(usages(counted.counts, windows))
+    return _count_by_key(stage)
+
+
+def _count_by_key(stage: Stage) -> Limited | None:
+    found = []
+    for key in stage.keys:
         # Calls have no HttpRequest: the key is the caller's own (user or token) and every method counts.
-        usage = get_usage(None, group=group, key=lambda _group, _request, k=key: k, rate=rate, increment=True)
-        if usage and usage["should_limit"]:
-            # The window's last second still counts for it: the next one opens a second later.
-            retry = max(1, int(usage["time_left"]) + 1)
-            first = usage["count"] <= usage["limit"] + 1
-            if worst is not None:
-                retry, first = max(retry, worst.retry_after), first or worst.first
-            worst = Limited(rate, retry, first)
-    return worst
+        usage = get_usage(
+            None, group=stage.group, key=lambda _group, _request, k=key: k, rate=stage.rate, increment=True
+        )
+        if usage:
+            found.append(Usage(usage["count"], usage["limit"], usage["time_left"], usage["should_limit"]))
+    return stage.limited(found)
 
 
-async def _counted(rate: str, group: str, keys: list[str]) -> Limited | None:
+def counters(windows: list[ratelimit_windows.Window]) -> list[redis_counts.Counter]:
+    shared_cache = concurrency.cache()
+    return [redis_counts.Counter(shared_cache.make_key(w.key), w.limit, w.ttl) for w in windows]
+
+
+def usages(counts: list[int], windows: list[ratelimit_windows.Window]) -> list[Usage]:
+    """The usages of keys counted by the Redis script (a count of 0: not counted, as a stage before was over)."""
+    return [Usage(n, w.limit, w.time_left, n > w.limit) for n, w in zip(counts, windows, strict=True)]
+
+
+async def _counted(stage: Stage) -> Limited | None:
     """``_count``, off the event loop when the cache is a server (Redis, Memcached, a database) and on it when
     the cache lives in this process's memory, where a thread hop would cost more than the count."""
     if not shared():
-        return _count(rate, group, keys)
-    return await sync_to_async(_count, thread_sensitive=False)(rate, group, keys)
+        return _count(stage)
+    return await sync_to_async(_count, thread_sensitive=False)(stage)
 
 
 async def check(user: Any, token: Any, entry: Any, overrides: dict[tuple[int, int | None], str]) -> Limited | None:
-    """Count this call against its rate; ``Limited`` when it is over."""
-    limited = await check_token(token)
-    if limited is not None:
-        return limited
-    rate = rate_for(user, entry, overrides)
-    if not rate:
-        return None
-    return await _counted(rate, f"{GROUP}:{entry.name}", _keys(user, token))
+    """Count this call against its rates; ``Limited`` when it is over one."""
+    for stage in stages(user, token, entry, overrides):
+        limited = await _counted(stage)
+        if limited is not None:
+            return limited
+    return None
 
 
 async def check_denied(user: Any, token: Any) -> Limited | None:
@@ -126,7 +198,7 @@ async def check_denied(user: Any, token: Any) -> Limited | None:
     rate = mcp_settings.DENIED_RATE
     if not rate:
         return None
-    return await _counted(rate, DENIED_GROUP, _keys(user, token))
+    return await _counted(Stage(rate, DENIED_GROUP, _keys(user, token)))
 
 
 async def check_token(token: Any) -> Limited | None:
@@ -137,4 +209,4 @@ async def check_token(token: Any) -> Limited | None:
     rate = getattr(token, "rate_limit", "")
     if not rate:
         return None
-    return await _counted(rate, TOKEN_GROUP, [credentials.identity(token)])
+    return await _counted(Stage(rate, TOKEN_GROUP, [credentials.identity(token)]))

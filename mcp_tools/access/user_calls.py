@@ -9,17 +9,16 @@ its place until the thread returns. Anonymous callers count together, as one use
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from typing import Any
 
-from mcp_tools.access.concurrency import SharedCount, shared
+from mcp_tools.access import concurrency
+from mcp_tools.access.concurrency import Counted, SharedCount, shared
 from mcp_tools.conf import mcp_settings
 
 ANONYMOUS = "anonymous"
 _lock = threading.Lock()
 _running: dict[str, int] = {}
-_releases: set[asyncio.Future[None]] = set()  # give-backs scheduled from a loop, kept until done
 
 
 def user_key(user: Any) -> str:
@@ -72,39 +71,45 @@ class Lease:
         self.ended = True
         return self.drop()
 
-    async def give_back(self) -> None:
-        if self.counter is not None:
-            await self.counter.give_back()
-
     def give_back_soon(self) -> None:
-        """``give_back`` from whichever thread let go last: at once off the loop, as a task on it."""
-        if self.counter is None:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self.counter.give_back_now()
-            return
-        task = loop.create_task(self.counter.give_back())
-        _releases.add(task)
-        task.add_done_callback(_releases.discard)
+        """Give the shared place back from whichever thread let go last: at once off the loop, as a task on it."""
+        if self.counter is not None:
+            concurrency.give_back_later([self.counter.key])
 
 
-async def take(user: Any, tool_id: int, tool_limit: int | None, seconds: float) -> Lease | None:
-    """A lease for one more call of ``user`` that may run ``seconds``, or None when the limit is reached."""
+def place_key(user: Any, tool_id: int, tool_limit: int | None) -> str:
+    """Where a call of the tool counts among ``user``'s: apart for a tool with a limit of its own."""
     who = user_key(user)
-    key = who if tool_limit is None else f"{who}.tool.{tool_id}"
+    return who if tool_limit is None else f"{who}.tool.{tool_id}"
+
+
+def shared_counter(key: str) -> SharedCount:
+    return SharedCount("user." + key)
+
+
+async def take(
+    user: Any, tool_id: int, tool_limit: int | None, seconds: float, counted: Counted | None = None
+) -> Lease | None:
+    """A lease for one more call of ``user`` that may run ``seconds``, or None when the limit is reached.
+
+    ``counted``: the place in the shared cache, already counted with the call's rates; given back when this
+    process refuses the call."""
+    key = place_key(user, tool_id, tool_limit)
     limit = limit_for(tool_limit)
     with _lock:
-        if _running.get(key, 0) >= limit:
-            return None
-        _running[key] = _running.get(key, 0) + 1
-    lease = Lease(who, key)
+        refused = _running.get(key, 0) >= limit
+        if not refused:
+            _running[key] = _running.get(key, 0) + 1
+    if refused:
+        if counted is not None and counted.taken:
+            concurrency.give_back_later([counted.counter.key])
+        return None
+    lease = Lease(user_key(user), key)
     if not shared():
         return lease
-    counter = SharedCount("user." + key)
+    counter = shared_counter(key) if counted is None else counted.counter
     try:
-        taken = await counter.take(limit, seconds)
+        taken = await counter.take(limit, seconds) if counted is None else counted.taken
     except BaseException:
         lease.end()  # cancelled while counting: the place taken here is given back
         raise

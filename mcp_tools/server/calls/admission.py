@@ -5,16 +5,17 @@ so that a tool the caller may not use answers exactly as an unknown one whatever
 tells a caller about a row, value or field it may not see; such refusals count against ``DENIED_RATE``.
 Then, in order: the client capabilities the tool needs, the arguments' form, the credential's and the tool's
 rates, the arguments against the input schema, and last the places the call takes among the calls running
-(the session's in every process, the user's, the session's here), held until it ends (:class:`Places`).
+(the session's in every process, the user's, the session's here), held until it ends (:class:`Places`). On
+Redis the places in every process are counted in the same round trip as the rates (``call_counts``), and
+the refusals they earn are answered in the same order as elsewhere: after the arguments' checks.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 from typing import TYPE_CHECKING, Any
 
-from mcp_tools.access import permissions, ratelimit, user_calls
+from mcp_tools.access import call_counts, concurrency, permissions, ratelimit, user_calls
 from mcp_tools.conf import mcp_settings
 from mcp_tools.exceptions import (
     InvalidArguments,
@@ -45,9 +46,25 @@ async def admit(call: Call, snapshot: Snapshot) -> tuple[Entry, dict[str, Any]]:
     if not isinstance(arguments, dict):
         raise InvalidArguments('"arguments" must be an object')
     session = call.session
-    refuse_if_limited(await ratelimit.check(session.user, session.token, entry, snapshot.rate_overrides))
+    request = call_counts.Request(
+        session.user, session.token, entry, snapshot.rate_overrides, session.shared_calls, time_limit(entry)
+    )
+    limited, call.counted = await call_counts.count(request)
+    refuse_if_limited(limited)
     validate_arguments(entry, arguments)
     return entry, arguments
+
+
+def time_limit(entry: Entry) -> float:
+    """How long the tool may run: its places are held that long, and a margin more in the shared cache."""
+    return float(entry.timeout_seconds or mcp_settings.CALL_TIMEOUT_SECONDS)
+
+
+def give_back_unused(call: Call) -> None:
+    """Give back the places counted with the call's rates that no ``Places`` held (it ended before running)."""
+    counted, call.counted = call.counted, None
+    if counted is not None:
+        counted.give_back_later()
 
 
 async def find(call: Call, snapshot: Snapshot) -> Entry:
@@ -100,14 +117,16 @@ class Places:
     plain object rather than nested generators: every call pays for it.
     """
 
-    __slots__ = ("call", "counted", "entry", "lease", "lease_token", "seconds", "shared_taken")
+    __slots__ = ("call", "counted", "entry", "in_batch", "lease", "lease_token", "seconds", "shared_taken")
 
     def __init__(self, call: Call, entry: Entry, seconds: float) -> None:
         self.call, self.entry, self.seconds = call, entry, seconds
+        # The first Places of a call holds what was counted with its rates; a later one takes its own.
+        self.counted, call.counted = call.counted, None
         self.shared_taken: bool | None = None
         self.lease: user_calls.Lease | None = None
         self.lease_token: contextvars.Token[user_calls.Lease | None] | None = None
-        self.counted = False
+        self.in_batch = False
 
     async def __aenter__(self) -> None:
         try:
@@ -122,15 +141,20 @@ class Places:
         await self.leave()
 
     async def across_processes(self) -> None:
-        shared = self.call.session.shared_calls
-        if shared is not None:
+        shared, counted = self.call.session.shared_calls, self.counted
+        if counted is not None:
+            self.shared_taken = None if counted.session is None else counted.session.taken
+        elif shared is not None:
             self.shared_taken = await shared.take(int(mcp_settings.MAX_CONCURRENT_CALLS), self.seconds)
-            if self.shared_taken is False:
-                raise TooManyCalls(too_many_calls())
+        if self.shared_taken is False:
+            raise TooManyCalls(too_many_calls())
 
     async def users(self) -> None:
-        entry = self.entry
-        self.lease = await user_calls.take(self.call.session.user, entry.id, entry.max_concurrent_calls, self.seconds)
+        entry, counted = self.entry, self.counted
+        user = self.call.session.user
+        self.lease = await user_calls.take(
+            user, entry.id, entry.max_concurrent_calls, self.seconds, None if counted is None else counted.user
+        )
         if self.lease is None:
             raise RateLimited(user_calls.too_many(user_calls.limit_for(entry.max_concurrent_calls)))
         self.lease_token = threads.current_lease.set(self.lease)
@@ -146,25 +170,25 @@ class Places:
         # Members of a batch run outside in_flight; counting them here keeps batches within the limit.
         if self.call.own_entry() is None:
             session.batched_calls += 1
-            self.counted = True
+            self.in_batch = True
 
     async def leave(self) -> None:
-        """Give back what was taken, the last first."""
-        if self.counted:
+        """Give back what was taken: here at once, in the shared cache off the answer's path (one round trip)."""
+        if self.in_batch:
             self.call.session.batched_calls -= 1
-            self.counted = False
-        try:
-            if self.lease_token is not None:
-                threads.current_lease.reset(self.lease_token)
-                self.lease_token = None
-            lease, self.lease = self.lease, None
-            # Only a place counted in the shared cache has anything to give back there (a task otherwise).
-            if lease is not None and lease.end() and lease.counter is not None:
-                await asyncio.shield(lease.give_back())
-        finally:
-            shared, taken, self.shared_taken = self.call.session.shared_calls, self.shared_taken, None
-            if taken and shared is not None:
-                await asyncio.shield(shared.give_back())
+            self.in_batch = False
+        if self.lease_token is not None:
+            threads.current_lease.reset(self.lease_token)
+            self.lease_token = None
+        shared: list[str] = []
+        lease, self.lease = self.lease, None
+        # The user's place in the shared cache is given back here only when no thread job still holds it.
+        if lease is not None and lease.end() and lease.counter is not None:
+            shared.append(lease.counter.key)
+        session, taken, self.shared_taken = self.call.session.shared_calls, self.shared_taken, None
+        if taken and session is not None:
+            shared.append(session.key)
+        concurrency.give_back_later(shared)
 
 
 def too_many_calls() -> str:

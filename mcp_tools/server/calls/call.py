@@ -6,6 +6,7 @@ import asyncio
 import time
 from typing import Any
 
+from mcp_tools.access import call_counts
 from mcp_tools.exceptions import CancelledByAdmin, InputRequired, NotConfirmed, ResultRefused, RowsChanged
 from mcp_tools.models import ToolCall
 from mcp_tools.protocol import errors
@@ -48,6 +49,7 @@ class Call:
         self.cancelling = -1  # the task's cancellation count before an administrator cancelled it; -1: never
         self.recorded = True  # False for a refusal that its counting window has already recorded
         self.confirmed: confirmation.Confirmed | None = None
+        self.counted: call_counts.Places | None = None  # places counted with the rates, for the first Places
 
     async def answer(self) -> dict[str, Any]:
         self.task = asyncio.current_task()
@@ -62,6 +64,7 @@ class Call:
             return self.failed(CancelledByAdmin(ADMIN_CANCELLED)).answer(self.revision)
         finally:
             registry.discard(key)
+            admission.give_back_unused(self)
             await self.audit()
 
     async def respond(self) -> dict[str, Any]:
@@ -94,7 +97,7 @@ class Call:
         entry, arguments = await admission.admit(self, snapshot)
         if self.revision.is_modern:
             request_state.check(self.request.params)
-        seconds = run.time_limit(entry)
+        seconds = admission.time_limit(entry)
         # A yes given in an earlier round of this call's questions stands (once): nobody confirms twice.
         carried = await asking.carried_confirmation(self, entry, arguments)
         for _round in range(MAX_ROUNDS):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from mcp_tools.conf import mcp_settings
 from mcp_tools.connections import connection_lost
 from mcp_tools.exceptions import CallTimedOut, InputRequired, InvalidArguments, RowsChanged, ToolCrashed, ToolError
 from mcp_tools.loops import Deadline
@@ -27,10 +26,6 @@ if TYPE_CHECKING:
 
 # What the tool may raise for the boundary to answer as it is; anything else is a crash.
 _PASSED_ON = (ToolError, InvalidArguments, Unsendable)
-
-
-def time_limit(entry: Entry) -> float:
-    return float(entry.timeout_seconds or mcp_settings.CALL_TIMEOUT_SECONDS)
 
 
 async def run_tool(

@@ -1,0 +1,292 @@
+"""A call's counts on Redis: one round trip before it runs and one after, limits binding across processes as
+django-ratelimit's and the cache's counters do, nothing left raised by a refusal, and an outage as before."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import django_ratelimit.core
+import pytest
+import redis
+from django.core.cache import cache
+from django_ratelimit.core import get_usage
+
+from mcp_tools.access import call_counts, concurrency, credentials, ratelimit, ratelimit_windows, redis_counts
+from mcp_tools.access.concurrency import PREFIX, SessionCalls
+from mcp_tools.access.ratelimit import Limited, Unavailable
+from mcp_tools.models import AccessToken, Tool
+from mcp_tools.server.calls import run
+from tests.db import db_call
+from tests.wire import Wire
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+REDIS = "django.core.cache.backends.redis.RedisCache"
+LOCMEM = "django.core.cache.backends.locmem.LocMemCache"
+UNREACHABLE = "redis://127.0.0.1:1/0"  # nothing listens on port 1 of the loopback
+NOW = 1_800_000_000.25
+ADDED = {"content": [{"type": "text", "text": "3"}], "structuredContent": {"result": 3}, "isError": False}
+USER = SimpleNamespace(pk=7, is_authenticated=True)
+TOOL = SimpleNamespace(id=3, name="add", rate_limit="", max_concurrent_calls=None, timeout_seconds=None)
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """django-ratelimit's clock, held still inside one counting window."""
+    monkeypatch.setattr(django_ratelimit.core, "time", SimpleNamespace(time=lambda: NOW))
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every command any Redis client of this process sends, in order, and ``RUN`` when a tool starts."""
+    commands: list[str] = []
+    send, run_tool = redis.Redis.execute_command, run.run_tool
+
+    def counted(client: redis.Redis, *args: Any, **options: Any) -> Any:
+        commands.append(str(args[0]))
+        return send(client, *args, **options)
+
+    async def marked(*args: Any, **kwargs: Any) -> Any:
+        commands.append("RUN")
+        return await run_tool(*args, **kwargs)
+
+    monkeypatch.setattr(redis.Redis, "execute_command", counted)
+    monkeypatch.setattr(run, "run_tool", marked)
+    return commands
+
+
+def request(session: SessionCalls | None = None, user: Any = USER, tool: Any = TOOL) -> call_counts.Request:
+    return call_counts.Request(user, None, tool, {}, session, 60.0)
+
+
+def rated(rate: str, name: str = "add") -> Any:
+    return SimpleNamespace(**{**vars(TOOL), "rate_limit": rate, "name": name})
+
+
+def count_of(key: str) -> Any:
+    return cache.get(PREFIX + key)
+
+
+def rate_count(group: str, rate: str, key: str) -> Any:
+    return cache.get(ratelimit_windows.window(group, rate, key).key)
+
+
+# One round trip ----------------------------------------------------------------------------------
+
+
+def set_rate(name: str, rate: str) -> None:
+    tool = Tool.objects.get(name=name)
+    tool.rate_limit = rate
+    tool.save()
+
+
+def issue(user: Any, rate: str) -> AccessToken:
+    return AccessToken.objects.issue(user, name="tests", rate=rate)[0]
+
+
+async def session_with_everything_counted(user: Any) -> Wire:
+    """A session whose calls count against a token's rate, the tool's rate per user and per token, the
+    session's calls in every process and the user's."""
+    await db_call(set_rate, "add", "100/m")
+    wire = Wire(user)
+    wire.session.token = await db_call(issue, user, "100/m")
+    wire.session.shared_calls = SessionCalls(uuid.uuid4().hex)
+    await wire.initialize()
+    return wire
+
+
+async def add(wire: Wire, **arguments: Any) -> dict[str, Any]:
+    reply = await wire.request("tools/call", {"name": "add", "arguments": arguments or {"a": 1, "b": 2}})
+    session = wire.session.shared_calls
+    assert session is not None
+    # The places' give-back, sent off the answer's path.
+    await concurrency.settled([session.key, f"{PREFIX}user.{wire.session.user.pk}"])
+    return reply
+
+
+async def test_a_call_counts_everything_in_one_round_trip_before_it_runs_and_gives_back_in_one_after(
+    redis_cache: str, tools: None, user: Any, sent: list[str]
+) -> None:
+    wire = await session_with_everything_counted(user)
+    assert (await add(wire))["result"] == ADDED  # the first call also loads the scripts into Redis
+    sent.clear()
+
+    assert (await add(wire))["result"] == ADDED
+
+    assert sent == ["EVALSHA", "RUN", "EVALSHA"]
+    token, session = wire.session.token, wire.session.shared_calls
+    assert session is not None
+    identity, group, who = credentials.identity(token), "mcp_tools.call:add", f"user:{user.pk}"
+    # The counters are the cache's own: two calls counted against each rate, and no place left taken.
+    assert rate_count(ratelimit.TOKEN_GROUP, "100/m", identity) == 2
+    assert (rate_count(group, "100/m", who), rate_count(group, "100/m", identity)) == (2, 2)
+    assert (cache.get(session.key), count_of(f"user.{user.pk}")) == (0, 0)
+
+
+async def test_a_call_refused_for_its_arguments_gives_its_places_back(
+    redis_cache: str, tools: None, user: Any, sent: list[str]
+) -> None:
+    wire = await session_with_everything_counted(user)
+    assert (await add(wire))["result"] == ADDED
+    sent.clear()
+
+    reply = await add(wire, a="one", b=2)
+
+    assert "RUN" not in sent and sent.count("EVALSHA") == 2, sent
+    assert reply["result"]["isError"] is True
+    session = wire.session.shared_calls
+    assert session is not None
+    assert (cache.get(session.key), count_of(f"user.{user.pk}")) == (0, 0)
+
+
+# Limits across processes -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def two_processes(redis_cache: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[redis_counts.Scripts]]:
+    """Two clients of their own, as two worker processes have; each count uses the next, in turn."""
+    processes = [redis_counts.connect("default") for _ in range(2)]
+    assert None not in processes
+    turns = iter(range(1000))
+    monkeypatch.setattr(concurrency, "scripts", lambda: processes[next(turns) % 2])
+    yield [p for p in processes if p is not None]
+    for found in processes:
+        if found is not None:
+            found.client.connection_pool.disconnect()
+
+
+async def test_a_users_places_bind_across_processes_and_free_up_when_given_back(
+    two_processes: Any, settings: Any
+) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "MAX_CALLS_PER_USER": 2}
+
+    counted = [await call_counts.count(request()) for _ in range(3)]
+    takes = [places.user.taken if places else "none" for _, places in counted]
+    first = counted[0][1]
+    assert first is not None
+    await concurrency.give_back(first.taken_keys())
+    _, again = await call_counts.count(request())
+
+    assert ([limited for limited, _ in counted], takes) == ([None, None, None], [True, True, False])
+    assert again is not None and again.user.taken is True
+    assert count_of(f"user.{USER.pk}") == 2
+
+
+async def test_rates_bind_across_processes_exactly_as_django_ratelimit_counts_them(
+    two_processes: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    by_script = [(await call_counts.count(request(tool=rated("3/m"))))[0] for _ in range(5)]
+    monkeypatch.setattr(concurrency, "scripts", lambda: None)
+    # The same key, so the same window: another tool, so counters of its own.
+    by_get_usage = [(await call_counts.count(request(tool=rated("3/m", "other"))))[0] for _ in range(5)]
+
+    assert by_script == by_get_usage
+    assert by_script[:3] == [None, None, None]
+    assert [(limited.first, limited.retry_after > 0) for limited in by_script[3:] if limited] == [
+        (True, True),
+        (False, True),
+    ]
+
+
+async def test_the_script_and_get_usage_count_the_same_counter_in_the_same_window(redis_cache: str) -> None:
+    """The one test that fails when django-ratelimit's private windows and keys change (ratelimit_windows)."""
+    found = concurrency.scripts()
+    assert found is not None
+    stage = ratelimit.Stage("3/m", "mcp_tools.call:add", ["user:9"])
+    windows = stage.windows()
+
+    for _ in range(2):
+        redis_counts.take(found, [ratelimit.counters(windows)], [])
+        usage = get_usage(None, group=stage.group, key=lambda _g, _r: "user:9", rate=stage.rate, increment=True)
+
+    assert usage is not None
+    assert (usage["count"], usage["time_left"]) == (4, windows[0].time_left)
+    assert cache.get(windows[0].key) == 4
+
+
+# Refusals ----------------------------------------------------------------------------------------
+
+
+async def test_a_refused_place_leaves_no_counter_raised(redis_cache: str, settings: Any) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "MAX_CALLS_PER_USER": 1}
+    session = SessionCalls("s1")
+
+    _, first = await call_counts.count(request(session))
+    _, second = await call_counts.count(request(session))
+
+    assert first is not None and second is not None
+    assert (first.session and first.session.taken, first.user.taken) == (True, True)
+    # The session's place was undone with the refused one: it counts as never taken.
+    assert (second.session and second.session.taken, second.user.taken) == (None, False)
+    assert (cache.get(session.key), count_of(f"user.{USER.pk}")) == (1, 1)
+
+
+async def test_a_call_over_its_rate_takes_no_place(redis_cache: str) -> None:
+    session = SessionCalls("s1")
+    tool = rated("1/m")
+    _, first = await call_counts.count(request(session, tool=tool))
+    assert first is not None
+    await concurrency.give_back(first.taken_keys())
+
+    limited, places = await call_counts.count(request(session, tool=tool))
+
+    assert isinstance(limited, Limited) and limited.first is True and places is None
+    assert (cache.get(session.key), count_of(f"user.{USER.pk}")) == (0, 0)
+
+
+async def test_a_call_over_its_tokens_rate_is_not_counted_against_the_tools(redis_cache: str) -> None:
+    token = SimpleNamespace(pk=5, rate_limit="1/m")
+    counted = [
+        await call_counts.count(call_counts.Request(USER, token, rated("5/m"), {}, None, 60.0)) for _ in range(2)
+    ]
+
+    assert [limited.rate if limited else None for limited, _ in counted] == [None, "1/m"]
+    assert rate_count(ratelimit.GROUP + ":add", "5/m", credentials.identity(token)) == 1
+
+
+# The cache down ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def unreachable(settings: Any) -> None:
+    settings.CACHES = {"default": {"BACKEND": REDIS, "LOCATION": UNREACHABLE}}
+
+
+async def test_a_cache_down_refuses_rated_calls_once_per_attempt_and_is_logged_once(
+    unreachable: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="mcp_tools"):
+        counted = [await call_counts.count(request(SessionCalls("s1"), tool=rated("5/m"))) for _ in range(2)]
+
+    assert [(type(limited), limited and limited.first, places) for limited, places in counted] == [
+        (Unavailable, True, None),
+        (Unavailable, False, None),
+    ]
+    assert [r.getMessage().split(" (")[0] for r in caplog.records if r.name == "mcp_tools"] == [
+        "The shared cache cannot be reached"
+    ]
+
+
+@pytest.mark.parametrize("fail_open", [True, False])
+async def test_a_cache_down_lets_calls_without_a_rate_or_failing_open_run_uncounted(
+    unreachable: None, settings: Any, fail_open: bool
+) -> None:
+    settings.RATELIMIT_FAIL_OPEN = fail_open
+    tool = rated("5/m") if fail_open else TOOL
+
+    limited, places = await call_counts.count(request(SessionCalls("s1"), tool=tool))
+
+    assert limited is None and places is not None
+    assert (places.session and places.session.taken, places.user.taken, places.taken_keys()) == (None, None, [])
+
+
+async def test_a_process_local_cache_counts_as_before_without_places_ahead(settings: Any) -> None:
+    settings.CACHES = {"default": {"BACKEND": LOCMEM, "LOCATION": f"call-counts-{uuid.uuid4().hex}"}}
+
+    counted = [await call_counts.count(request(tool=rated("1/m"))) for _ in range(2)]
+
+    assert [(limited is not None, places) for limited, places in counted] == [(False, None), (True, None)]
