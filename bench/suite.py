@@ -29,13 +29,15 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import asgi_servers
 import fanout
 import load
+from asgi_servers import UVICORN, VARIANTS, Launch
 from cli import run
 from rpc import LEGACY_VERSION, MODERN_VERSION, BenchError, JsonObject, SessionOptions
 
@@ -44,10 +46,11 @@ ROOT = BENCH.parent
 PYTHON = sys.executable
 PEERS_PYTHON = ROOT / ".venv-bench-peers" / "bin" / "python"
 READY = "Uvicorn running on "
+WORKER_STARTED = "Started server process"
+HEALTH_POLL = 0.05
 START_TIMEOUT = 90.0
 STOP_TIMEOUT = 10.0
 COMMAND_TIMEOUT = 300.0
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 ADD_ARGUMENTS: JsonObject = {"a": 1, "b": 2}
 ORM_TOOL = "list_orders"
 ORM_ARGUMENTS: JsonObject = {"limit": 20}
@@ -68,20 +71,20 @@ GRANT_LINE = (
 
 
 class Child:
-    """A child process whose merged output a thread reads: the last lines are kept for error messages, and the
-    first line containing ``marker`` is handed to ``wait_for``."""
+    """A child process whose merged output a thread reads: the last lines are kept for error messages, and every
+    line containing one of ``markers`` is handed to ``wait_for``, in order."""
 
     def __init__(
         self,
         name: str,
         command: list[str],
         env: dict[str, str],
-        marker: str,
+        markers: tuple[str, ...],
         cpus: set[int] | None = None,
         cwd: Path = ROOT,
     ) -> None:
         self.name = name
-        self.marker = marker
+        self.markers = markers
         self.tail: deque[str] = deque(maxlen=30)
         self._marked: queue.Queue[str | None] = queue.Queue()
         self.process = subprocess.Popen(
@@ -99,20 +102,20 @@ class Child:
         threading.Thread(target=self._read, name=f"{name}-output", daemon=True).start()
 
     def _read(self) -> None:
-        found = False
         for line in self.process.stdout or ():
             self.tail.append(line.rstrip())
-            if not found and self.marker in line:
-                found = True
+            if any(marker in line for marker in self.markers):
                 self._marked.put(line)
         self._marked.put(None)
 
     def wait_for(self, timeout: float) -> str:
-        """The marker line; BenchError if the process ends or `timeout` passes first."""
+        """The next marker line; BenchError if the process ends or `timeout` passes first."""
         try:
             line = self._marked.get(timeout=timeout)
         except queue.Empty:
-            raise BenchError(f"{self.name}: no {self.marker!r} within {timeout:g}s{self.output()}") from None
+            raise BenchError(
+                f"{self.name}: no {' or '.join(self.markers)!r} within {timeout:g}s{self.output()}"
+            ) from None
         if line is None:
             raise BenchError(f"{self.name} exited ({self.process.wait()}){self.output()}")
         return line
@@ -134,7 +137,8 @@ class Child:
 @dataclass(frozen=True)
 class ServerPlan:
     """How to start one server: its ASGI application, environment and app dir, which Python runs it, from where,
-    and whether uvicorn runs the application's lifespan (the peers' session managers start there)."""
+    whether the server runs the application's lifespan (the peers' session managers start there), and under
+    which ASGI server in how many worker processes (uvicorn, one, unless said)."""
 
     app: str
     env: dict[str, str]
@@ -142,33 +146,73 @@ class ServerPlan:
     python: str = PYTHON
     cwd: Path = ROOT
     lifespan: bool = False
+    launch: Launch = UVICORN
 
 
 class Server(Child):
-    """One uvicorn worker on a free loopback port (port 0: uvicorn's start-up line names the port it got)."""
+    """One server on a free loopback port. uvicorn is given port 0 and its start-up line names the port it got;
+    it is ready once every worker process has logged its start. granian and daphne are given a free port and are
+    ready once the application answers its health check."""
 
     def __init__(self, name: str, plan: ServerPlan, cpus: set[int] | None = None) -> None:
-        command = [plan.python, "-m", "uvicorn", plan.app, "--host", "127.0.0.1", "--port", "0", "--no-access-log"]
-        command += ["--lifespan", "on" if plan.lifespan else "off", "--log-level", "info"]
-        command += ["--app-dir", plan.app_dir] if plan.app_dir else []
-        super().__init__(name, command, plan.env, READY, cpus, plan.cwd)
-        self.port = 0
+        self.launch = plan.launch
+        self.port = 0 if self.launch.kind == "uvicorn" else asgi_servers.free_port()
+        command = asgi_servers.command(plan.python, plan.app, plan.app_dir, plan.lifespan, self.launch, self.port)
+        markers = (READY, WORKER_STARTED) if self.launch.kind == "uvicorn" else ()
+        super().__init__(name, command, plan.env, markers, cpus, plan.cwd)
 
     def wait_ready(self, timeout: float) -> None:
-        found = re.search(r":(\d+)", self.wait_for(timeout).split(READY, 1)[1])
-        if found is None:
-            raise BenchError(f"{self.name}: no port in uvicorn's start-up line{self.output()}")
-        self.port = int(found.group(1))
+        if self.launch.kind == "uvicorn":
+            self._wait_uvicorn(timeout)
+        else:
+            self._wait_health(timeout)
+
+    def _wait_uvicorn(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        started = 0
+        while not self.port or started < self.launch.workers:
+            line = self.wait_for(max(0.1, deadline - time.monotonic()))
+            if WORKER_STARTED in line:
+                started += 1
+            elif READY in line:
+                found = re.search(r":(\d+)", line.split(READY, 1)[1])
+                if found is None:
+                    raise BenchError(f"{self.name}: no port in uvicorn's start-up line{self.output()}")
+                self.port = int(found.group(1))
+
+    def _wait_health(self, timeout: float) -> None:
+        """Ask for the health check until it answers 200: a bounded loop, which ends early if the server exits."""
+        deadline = time.monotonic() + timeout
+        while not asgi_servers.answers_health(self.port, max(0.1, min(2.0, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
+                raise BenchError(
+                    f"{self.name}: {asgi_servers.HEALTH} did not answer within {timeout:g}s{self.output()}"
+                )
+            try:
+                code = self.process.wait(HEALTH_POLL)
+            except subprocess.TimeoutExpired:
+                continue
+            raise BenchError(f"{self.name} exited ({code}){self.output()}")
 
     def url(self, path: str) -> str:
         scheme = "ws" if path.endswith(("/ws", "-ws")) else "http"
         return f"{scheme}://127.0.0.1:{self.port}{path}"
 
     def cpu_seconds(self) -> float:
-        """User plus system CPU time of the server process so far (fields 14 and 15 of /proc/PID/stat)."""
-        stat = Path(f"/proc/{self.process.pid}/stat").read_text()
-        fields = stat.rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        """User plus system CPU time so far of the server's process and its worker processes."""
+        return asgi_servers.tree_cpu_seconds(self.process.pid)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        """Stop the server, then any worker process its parent left behind."""
+        alive = self.process.poll() is None
+        workers = (
+            {pid: asgi_servers.started_at(pid) for pid in asgi_servers.descendants(self.process.pid)} if alive else {}
+        )
+        super().stop(sig)
+        for pid, started in workers.items():
+            if asgi_servers.started_at(pid) == started:
+                with suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
 
 
 @dataclass(frozen=True)
@@ -266,6 +310,7 @@ def workloads(scale: Scale) -> dict[str, Workload]:
         for sessions in (1, 32):
             found[f"add-http-{sessions}-{peer}"] = add(peer, "/mcp", sessions)
         found[f"orm-http-{peer}"] = orm(peer, "/mcp")
+    found.update(server_workloads(found))
     for key in ("add-ws-32", "add-ws-1", "add-http-1"):
         found[f"{key}-audit-off"] = replace(found[key], server="project-audit-off")
         found[f"{key}-audit-batched"] = replace(found[key], server="project-audit-batched")
@@ -287,6 +332,16 @@ def workloads(scale: Scale) -> dict[str, Workload]:
     found["fanout-1"] = Workload("fanout-a", "/mcp/ws", FANOUT_SESSIONS)
     found["fanout-2"] = Workload("fanout-a", "/mcp/ws", FANOUT_SESSIONS, also=("fanout-b",))
     return found
+
+
+def server_workloads(found: dict[str, Workload]) -> dict[str, Workload]:
+    """The ``servers`` rows' loads: the project's add loads, on each other server configuration."""
+    return {
+        f"{key}@{variant}": replace(found[key], server=f"server-{variant}")
+        for variant, chosen in VARIANTS.items()
+        for transport in chosen.transports
+        for key in (f"add-{transport}-1", f"add-{transport}-32")
+    }
 
 
 PEERS = {"sdk": "the official SDK (mcp)", "fastmcp": "FastMCP"}
@@ -313,6 +368,42 @@ def peer_rows(peer: str, name: str) -> list[Row]:
         Row(peer, f"bare + audit row, HTTP legacy, 1 session / {name}", "ops/s", "add-http-1-audited",
             f"add-http-1-{peer}", None),
     ]  # fmt: skip
+
+
+TODAY = "uvicorn today"
+TRANSPORTS = {"ws": "WebSocket", "http": "HTTP legacy"}
+
+
+def server_rows(variant: str) -> list[Row]:
+    """The project under another server configuration against uvicorn as it runs the project today: add at 1 and
+    32 sessions and the server's CPU per add at 32, on each transport the configuration changes. No targets:
+    these rows choose the server that docs/deployment.md recommends."""
+    chosen = VARIANTS[variant]
+    rows: list[Row] = []
+    for key in chosen.transports:
+        for sessions, title in ((1, "1 session"), (32, "32 sessions")):
+            ours = f"add-{key}-{sessions}"
+            rows.append(
+                Row(
+                    "servers",
+                    f"{chosen.title}: add, {TRANSPORTS[key]}, {title} / {TODAY}",
+                    "ops/s",
+                    f"{ours}@{variant}",
+                    ours,
+                    None,
+                )
+            )
+        rows.append(
+            Row(
+                "servers",
+                f"{chosen.title}: server CPU per add, {TRANSPORTS[key]}, 32 sessions / {TODAY}",
+                "µs/call",
+                f"add-{key}-32@{variant}",
+                f"add-{key}-32",
+                None,
+            )
+        )
+    return rows
 
 
 AT_LEAST_06 = Target("ratio>=", 0.6)
@@ -372,10 +463,12 @@ ROWS = [
         for title, ours in (("1 session", f"add-{key}-1"), ("32 sessions", f"add-{key}-32"))
     ),
     *(row for peer, name in PEERS.items() for row in peer_rows(peer, name)),
+    *(row for variant in VARIANTS for row in server_rows(variant)),
     Row("fanout", f"{FAN}, 1 worker", "p99 ms", "fanout-1", None, Target("max", 100)),
     Row("fanout", f"{FAN}, 2 workers", "p99 ms", "fanout-2", None, Target("max", 150)),
 ]  # fmt: skip
 ROW_KEYS = sorted({row.key for row in ROWS})
+OPT_IN = ("fanout", "servers")  # rows run only when asked for: --fanout, --servers, or by name in --only
 
 
 @dataclass
@@ -440,12 +533,13 @@ def build_databases(
 
 
 PROJECT_SERVERS = ("project", "project-audit-off", "project-audit-batched", "project-1000")
+PROJECT_APP = "project.asgi:application"
 THEN = "then-"  # the servers of the project at --against's commit: THEN + a name in PROJECT_SERVERS
 
 
 def project_plans(env: dict[str, str], files: dict[str, Path], root: Path = ROOT) -> dict[str, ServerPlan]:
     """The project's servers on the databases in ``files``, run from the tree at ``root``."""
-    project = "project.asgi:application"
+    project = PROJECT_APP
     base = {**env, "BENCH_DB": str(files["base"])}
     plans = {
         "project": ServerPlan(project, base, cwd=root),
@@ -469,6 +563,7 @@ def server_plans(
         "bare-audited": ServerPlan("baseline_audited:application", base, "bench"),
         "sdk": ServerPlan("peer_sdk:application", peers, "bench", lifespan=True),
         "fastmcp": ServerPlan("peer_fastmcp:application", peers, "bench", str(PEERS_PYTHON), lifespan=True),
+        **{f"server-{variant}": ServerPlan(PROJECT_APP, base, launch=VARIANTS[variant].launch) for variant in VARIANTS},
     }
     if "fanout" in files:
         redis = {**env, "BENCH_DB": str(files["fanout"]), "REDIS_URL": redis_url, "BENCH_REDIS_NO_TIMEOUT": "1"}
@@ -478,8 +573,12 @@ def server_plans(
 
 
 def missing_peers(needed: set[str]) -> dict[str, str]:
-    """Why each peer server needed cannot run here, if it cannot."""
-    missing = {}
+    """Why each peer server or server configuration needed cannot run here, if it cannot."""
+    missing = {
+        f"server-{variant}": why
+        for variant, chosen in VARIANTS.items()
+        if f"server-{variant}" in needed and (why := asgi_servers.missing(chosen))
+    }
     if "sdk" in needed and importlib.util.find_spec("mcp") is None:
         missing["sdk"] = "skipped: the official SDK (mcp) is not installed: make venv-dev"
     if "fastmcp" in needed and not PEERS_PYTHON.exists():
@@ -534,7 +633,7 @@ def profiled(server: Server, path: Path | None) -> Iterator[None]:
         return
     command = [py_spy() or "py-spy", "record", "--pid", str(server.process.pid), "--rate", "200"]
     command += ["--format", "speedscope", "--output", str(path), "--nonblocking"]
-    recorder = Child(f"py-spy {path.name}", command, dict(os.environ), "Sampling process")
+    recorder = Child(f"py-spy {path.name}", command, dict(os.environ), ("Sampling process",))
     try:
         recorder.wait_for(30)
         yield
@@ -804,7 +903,9 @@ def report(
 
 def run_suite(args: argparse.Namespace) -> int:
     scale = Scale(args.reps, args.single, args.many, args.orm, args.listing)
-    rows = [row for row in ROWS if (row.key in args.only if args.only else row.key != "fanout" or args.fanout)]
+    rows = [
+        row for row in ROWS if (row.key in args.only if args.only else row.key not in OPT_IN or getattr(args, row.key))
+    ]
     configurations = workloads(scale)
     against = Against(args.against, {}) if args.against else None
     order = schedule(rows, configurations, against)
@@ -833,7 +934,7 @@ def run_suite(args: argparse.Namespace) -> int:
                 prepare_against(against, stack, Path(directory), env, lists)
                 plans.update({name: plan for name, plan in against.plans.items() if name in needed})
                 skipped.update({name: against.failure for name in needed if name.startswith(THEN) and against.failure})
-            optional = {name for name in plans if name in PEERS or name.startswith(THEN)}
+            optional = {name for name in plans if name in PEERS or name.startswith((THEN, "server-"))}
             pinned = pinning() if args.pin else None
             skipped.update(start_servers(plans, servers, pinned and pinned[0], optional))
             if pinned is not None:
@@ -847,6 +948,8 @@ def run_suite(args: argparse.Namespace) -> int:
                 print(f"against {against.label or against.commit}: {against.failure or 'its own tree and database'}")
             for name, why in sorted(skipped.items()):
                 print(f"{name}: {why}")
+            if any(name.startswith("server-") for name in needed):
+                print(f"{TODAY}, as the project's servers run (uvicorn's auto choices): {asgi_servers.uvicorn_auto()}")
             trigger = trigger_command(env, built.files, args.redis_url)
             tokens = {name: against.token for name in against.plans} if against is not None else {}
             session = Session(built.token, args.timeout, servers, trigger, tokens, skipped)
@@ -885,6 +988,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--only", type=lambda text: set(text.split(",")), help=f"comma-separated rows: {','.join(ROW_KEYS)}"
     )
     parser.add_argument("--fanout", action="store_true", help="add the list_changed fan-out rows (needs Redis)")
+    parser.add_argument(
+        "--servers",
+        action="store_true",
+        help="add the rows comparing ASGI servers (uvicorn's protocols, granian, daphne)",
+    )
     parser.add_argument(
         "--redis-url",
         default=DEFAULT_REDIS,
