@@ -37,6 +37,7 @@ from typing import Any
 import asgi_servers
 import fanout
 import load
+import shape
 from asgi_servers import UVICORN, VARIANTS, Launch
 from cli import run
 from rpc import LEGACY_VERSION, MODERN_VERSION, BenchError, JsonObject, SessionOptions
@@ -60,7 +61,9 @@ FANOUT_SESSIONS = 1000
 DEFAULT_REDIS = "redis://127.0.0.1:6379/15"
 SETTINGS_LINE = (
     "from django.conf import settings; from django.db import connection; "
-    "print(f'DEBUG={settings.DEBUG}, CONN_MAX_AGE={connection.settings_dict[\"CONN_MAX_AGE\"]}')"
+    "backend = lambda setting: setting['default']['BACKEND'].rsplit('.', 1)[-1]; "
+    'print(f\'DEBUG={settings.DEBUG}, CONN_MAX_AGE={connection.settings_dict["CONN_MAX_AGE"]}, '
+    "database {connection.vendor}, {backend(settings.CHANNEL_LAYERS)}, {backend(settings.CACHES)}')"
 )
 # alice may call the bench's own sync tool (a tree without it grants nothing).
 GRANT_LINE = (
@@ -901,11 +904,43 @@ def report(
     return [*HEADER, f"now / then ({against.label.split()[0] if against.label else against.commit})"], lines
 
 
+def selected(key: str, args: argparse.Namespace) -> bool:
+    """Whether the rows of ``key`` run: those named by --only, else the default set and those opted into, less
+    what the production shape leaves out."""
+    if args.shape == "production" and key in shape.LEFT_OUT:
+        return False
+    return key in args.only if args.only else key not in OPT_IN or bool(getattr(args, key))
+
+
+def production_shape(stack: ExitStack, env: dict[str, str], args: argparse.Namespace) -> None:
+    """Point ``env`` at a fresh PostgreSQL database and an emptied Redis database, both cleaned up with ``stack``."""
+    env["DATABASE_URL"] = stack.enter_context(shape.postgres_database(args.postgres))
+    env["REDIS_URL"] = stack.enter_context(shape.flushed_redis(args.production_redis))
+    left_out = ", ".join(f"{key} ({why})" for key, why in shape.LEFT_OUT.items())
+    print(
+        f"production shape: PostgreSQL {env['DATABASE_URL']}, Redis {env['REDIS_URL']} for the channel layer and "
+        f"the cache, {shape.WORKERS} worker processes per server, servers and clients on any CPU; left out: {left_out}"
+    )
+
+
+def with_workers(plans: dict[str, ServerPlan], workers: int) -> dict[str, ServerPlan]:
+    return {name: replace(plan, launch=replace(plan.launch, workers=workers)) for name, plan in plans.items()}
+
+
+def print_missing(against: Against | None, skipped: dict[str, str], needed: set[str]) -> None:
+    """What runs where the table cannot say: the other commit, the servers left out and why, uvicorn's choices."""
+    if against is not None:
+        print(f"against {against.label or against.commit}: {against.failure or 'its own tree and database'}")
+    for name, why in sorted(skipped.items()):
+        print(f"{name}: {why}")
+    if any(name.startswith("server-") for name in needed):
+        print(f"{TODAY}, as the project's servers run (uvicorn's auto choices): {asgi_servers.uvicorn_auto()}")
+
+
 def run_suite(args: argparse.Namespace) -> int:
     scale = Scale(args.reps, args.single, args.many, args.orm, args.listing)
-    rows = [
-        row for row in ROWS if (row.key in args.only if args.only else row.key not in OPT_IN or getattr(args, row.key))
-    ]
+    rows = [row for row in ROWS if selected(row.key, args)]
+    production = args.shape == "production"
     configurations = workloads(scale)
     against = Against(args.against, {}) if args.against else None
     order = schedule(rows, configurations, against)
@@ -926,6 +961,8 @@ def run_suite(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as directory, ExitStack() as stack:
         try:
             started = time.monotonic()
+            if production:
+                production_shape(stack, env, args)
             lists = any(name.endswith("project-1000") for name in needed)
             built = build_databases(Path(directory), env, lists, fans)
             skipped = missing_peers(needed)
@@ -935,7 +972,10 @@ def run_suite(args: argparse.Namespace) -> int:
                 plans.update({name: plan for name, plan in against.plans.items() if name in needed})
                 skipped.update({name: against.failure for name in needed if name.startswith(THEN) and against.failure})
             optional = {name for name in plans if name in PEERS or name.startswith((THEN, "server-"))}
-            pinned = pinning() if args.pin else None
+            if production:
+                plans = with_workers(plans, shape.WORKERS)
+            # Two workers per server need both CPUs: in the production shape nothing is pinned.
+            pinned = pinning() if args.pin and not production else None
             skipped.update(start_servers(plans, servers, pinned and pinned[0], optional))
             if pinned is not None:
                 os.sched_setaffinity(0, pinned[1])
@@ -944,12 +984,7 @@ def run_suite(args: argparse.Namespace) -> int:
                 f"database and {len(servers)} servers ready in {time.monotonic() - started:.1f}s "
                 f"({built.settings} on every server)"
             )
-            if against is not None:
-                print(f"against {against.label or against.commit}: {against.failure or 'its own tree and database'}")
-            for name, why in sorted(skipped.items()):
-                print(f"{name}: {why}")
-            if any(name.startswith("server-") for name in needed):
-                print(f"{TODAY}, as the project's servers run (uvicorn's auto choices): {asgi_servers.uvicorn_auto()}")
+            print_missing(against, skipped, needed)
             trigger = trigger_command(env, built.files, args.redis_url)
             tokens = {name: against.token for name in against.plans} if against is not None else {}
             session = Session(built.token, args.timeout, servers, trigger, tokens, skipped)
@@ -998,6 +1033,25 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=DEFAULT_REDIS,
         help=f"Redis for the fan-out rows (default {DEFAULT_REDIS}, a database of its own)",
     )
+    parser.add_argument(
+        "--shape",
+        choices=("demo", "production"),
+        default="demo",
+        help="demo (default): SQLite, in-memory layer and cache, one process per server; production: PostgreSQL, "
+        f"Redis, {shape.WORKERS} worker processes per server",
+    )
+    parser.add_argument(
+        "--postgres",
+        default=shape.DEFAULT_POSTGRES,
+        metavar="URL",
+        help=f"where --shape production creates its database (default {shape.DEFAULT_POSTGRES})",
+    )
+    parser.add_argument(
+        "--production-redis",
+        default=shape.DEFAULT_REDIS,
+        metavar="URL",
+        help=f"the Redis database --shape production uses and flushes (default {shape.DEFAULT_REDIS})",
+    )
     parser.add_argument("--profile", type=Path, metavar="DIR", help="py-spy profiles of the project during add-32")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     parser.add_argument(
@@ -1023,6 +1077,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     unknown = (args.only or set()) - set(ROW_KEYS)
     if unknown:
         parser.error(f"unknown rows {','.join(sorted(unknown))}; choose from {','.join(ROW_KEYS)}")
+    if args.shape == "production":
+        left_out = (args.only or set()) & shape.LEFT_OUT.keys()
+        if left_out:
+            parser.error(f"--shape production leaves out {','.join(sorted(left_out))}")
+        if args.against or args.profile:
+            parser.error("--against and --profile run in the demo's shape only")
     divisor = 3 if args.quick else 1
     args.reps = args.reps or (1 if args.quick else 3)
     args.single = args.single or 1500 // divisor
