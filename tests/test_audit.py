@@ -7,6 +7,7 @@ import hashlib
 import io
 import re
 import threading
+import time
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.core.management import CommandError, call_command
+from django.db import connections
 from django.test import Client
 from django.utils import timezone
 from hypothesis import example, given
@@ -815,3 +817,36 @@ def test_rows_naming_a_user_deleted_since_their_call_are_kept_without_the_link(c
 
     kept = list(ToolCall.objects.filter(username="gone").values_list("user_id", flat=True))
     assert kept == [None] * count
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_writer_lets_its_connection_go_at_most_once_a_second_and_after_a_failed_write(monkeypatch):
+    # Each check runs a query under CONN_HEALTH_CHECKS: once per row, a lone caller's every call paid for one.
+    connection = connections["default"]
+    checks: list[float] = []
+    real = connection.close_if_unusable_or_obsolete
+
+    def check() -> None:
+        checks.append(time.monotonic())
+        real()
+
+    monkeypatch.setattr(connection, "close_if_unusable_or_obsolete", check)
+    monkeypatch.setattr(audit_module, "_checked", threading.local())
+    row = audit_module.as_values({"username": "w", "transport": "websocket", "tool_name": "add", "outcome": "ok"})
+
+    for _ in range(5):
+        audit_module._insert([row])
+    assert len(checks) == 1
+
+    audit_module._checked.default = time.monotonic() - audit_module.CONNECTION_CHECK_SECONDS
+    audit_module._insert([row])
+    assert len(checks) == 2
+
+    def fail(rows: Any) -> None:
+        raise RuntimeError("the write failed")
+
+    monkeypatch.setattr(audit_module, "_insert_on", fail)
+    with pytest.raises(RuntimeError):
+        audit_module._insert([row])
+    assert len(checks) == 3
+    assert ToolCall.objects.filter(username="w").count() == 6

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import time
 from datetime import timedelta
 from functools import lru_cache
 from typing import Any
@@ -144,16 +146,27 @@ def as_values(row: dict[str, Any]) -> Row:
 writing_thread = HandoffThread("mcp-audit")
 
 
+# How often the writing thread lets its connection go as a request's end would: each check costs a query
+# (``CONN_HEALTH_CHECKS``), and at one call at a time that would be a round trip more per row.
+CONNECTION_CHECK_SECONDS = 1.0
+_checked = threading.local()
+
+
 def _insert(rows: list[Row]) -> None:
     """Insert ``rows``; a connection lost since the last write (a database restart) is replaced once. The
-    connection is let go as a request's would be: closed when unusable or older than ``CONN_MAX_AGE``."""
+    connection is let go as a request's would be, at most once a second and after any failed write: closed
+    when unusable or older than ``CONN_MAX_AGE``."""
     alias = router.db_for_write(ToolCall)
     connection = connections[alias]
-    connection.close_if_unusable_or_obsolete()
+    now = time.monotonic()
+    if now - getattr(_checked, alias, float("-inf")) >= CONNECTION_CHECK_SECONDS:
+        setattr(_checked, alias, now)
+        connection.close_if_unusable_or_obsolete()
     try:
         retried(_insert_on, alias)(rows)
-    finally:
+    except BaseException:
         connection.close_if_unusable_or_obsolete()
+        raise
 
 
 def _insert_on(rows: list[Row]) -> None:
