@@ -15,13 +15,15 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import redis
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
+
+if TYPE_CHECKING:
+    import redis
 
 REDIS_CACHE = "django.core.cache.backends.redis.RedisCache"
 
@@ -118,6 +120,9 @@ def connect(alias: str) -> Scripts | None:
     # Another serializer may not store integers as plain integers, which INCR needs.
     if config.get("BACKEND") != REDIS_CACHE or "serializer" in options:
         return None
+    # redis-py is the optional ``[redis]`` extra: imported only for a cache that is Redis, which needs it too.
+    import redis
+
     location = config.get("LOCATION", "")
     servers = re.split("[;,]", location) if isinstance(location, str) else list(location)
     pool_class = _imported(options.pop("pool_class", None)) or redis.ConnectionPool
