@@ -108,10 +108,8 @@ class Stage:
 def stages(user: Any, token: Any, entry: Any, overrides: dict[tuple[int, int | None], str]) -> list[Stage]:
     """The rates a call of ``entry`` counts against, in order: its token's own, then the tool's; a call over
     one is not counted against the next."""
-    found = []
-    token_rate = getattr(token, "rate_limit", "")
-    if token_rate:
-        found.append(Stage(token_rate, TOKEN_GROUP, [credentials.identity(token)]))
+    token_stage = _token_stage(token)
+    found = [] if token_stage is None else [token_stage]
     rate = rate_for(user, entry, overrides)
     if rate:
         found.append(Stage(rate, f"{GROUP}:{entry.name}", _keys(user, token)))
@@ -206,7 +204,11 @@ async def check_token(token: Any) -> Limited | None:
 
     Only site tokens carry a rate; OAuth access tokens and session logins have none.
     """
+    stage = _token_stage(token)
+    return None if stage is None else await _counted(stage)
+
+
+def _token_stage(token: Any) -> Stage | None:
+    """A site token's own rate, across every tool; OAuth access tokens and session logins have none."""
     rate = getattr(token, "rate_limit", "")
-    if not rate:
-        return None
-    return await _counted(Stage(rate, TOKEN_GROUP, [credentials.identity(token)]))
+    return Stage(rate, TOKEN_GROUP, [credentials.identity(token)]) if rate else None
