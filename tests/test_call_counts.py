@@ -3,15 +3,17 @@ django-ratelimit's and the cache's counters do, nothing left raised by a refusal
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from types import SimpleNamespace
 from typing import Any
 
 import django_ratelimit.core
 import pytest
 import redis
+import redis.asyncio
 from django.core.cache import cache
 from django_ratelimit.core import get_usage
 
@@ -44,17 +46,22 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> None:
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every command any Redis client of this process sends, in order, and ``RUN`` when a tool starts."""
     commands: list[str] = []
-    send, run_tool = redis.Redis.execute_command, run.run_tool
+    send, send_async, run_tool = redis.Redis.execute_command, redis.asyncio.Redis.execute_command, run.run_tool
 
     def counted(client: redis.Redis, *args: Any, **options: Any) -> Any:
         commands.append(str(args[0]))
         return send(client, *args, **options)
+
+    async def counted_async(client: redis.asyncio.Redis, *args: Any, **options: Any) -> Any:
+        commands.append(str(args[0]))
+        return await send_async(client, *args, **options)
 
     async def marked(*args: Any, **kwargs: Any) -> Any:
         commands.append("RUN")
         return await run_tool(*args, **kwargs)
 
     monkeypatch.setattr(redis.Redis, "execute_command", counted)
+    monkeypatch.setattr(redis.asyncio.Redis, "execute_command", counted_async)
     monkeypatch.setattr(run, "run_tool", marked)
     return commands
 
@@ -147,16 +154,24 @@ async def test_a_call_refused_for_its_arguments_gives_its_places_back(
 
 
 @pytest.fixture
-def two_processes(redis_cache: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[redis_counts.Scripts]]:
+async def two_processes(redis_cache: str, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None]:
     """Two clients of their own, as two worker processes have; each count uses the next, in turn."""
-    processes = [redis_counts.connect("default") for _ in range(2)]
-    assert None not in processes
+    processes = [redis_counts.connect_on_loop("default") for _ in range(2)]
+    assert all(isinstance(found, redis_counts.LoopScripts) for found in processes)
     turns = iter(range(1000))
-    monkeypatch.setattr(concurrency, "scripts", lambda: processes[next(turns) % 2])
-    yield [p for p in processes if p is not None]
+
+    async def next_process() -> redis_counts.AnyScripts | None:
+        return processes[next(turns) % 2]
+
+    monkeypatch.setattr(concurrency, "loop_scripts", next_process)
+    yield
     for found in processes:
         if found is not None:
-            found.client.connection_pool.disconnect()
+            await found.close()
+
+
+async def no_scripts() -> None:
+    return None
 
 
 async def test_a_users_places_bind_across_processes_and_free_up_when_given_back(
@@ -180,7 +195,7 @@ async def test_rates_bind_across_processes_exactly_as_django_ratelimit_counts_th
     two_processes: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     by_script = [(await call_counts.count(request(tool=rated("3/m"))))[0] for _ in range(5)]
-    monkeypatch.setattr(concurrency, "scripts", lambda: None)
+    monkeypatch.setattr(concurrency, "loop_scripts", no_scripts)
     # The same key, so the same window: another tool, so counters of its own.
     by_get_usage = [(await call_counts.count(request(tool=rated("3/m", "other"))))[0] for _ in range(5)]
 
@@ -200,7 +215,7 @@ async def test_the_script_and_get_usage_count_the_same_counter_in_the_same_windo
     windows = stage.windows()
 
     for _ in range(2):
-        redis_counts.take(found, [ratelimit.counters(windows)], [])
+        found.take([ratelimit.counters(windows)], [])
         usage = get_usage(None, group=stage.group, key=lambda _g, _r: "user:9", rate=stage.rate, increment=True)
 
     assert usage is not None
@@ -290,3 +305,74 @@ async def test_a_process_local_cache_counts_as_before_without_places_ahead(setti
     counted = [await call_counts.count(request(tool=rated("1/m"))) for _ in range(2)]
 
     assert [(limited is not None, places) for limited, places in counted] == [(False, None), (True, None)]
+
+
+# Each loop's own client --------------------------------------------------------------------------
+
+
+class SitesOwnPool(redis.ConnectionPool):
+    """A pool class of the site's own, which has no asyncio counterpart in redis-py."""
+
+
+async def connection_of(found: redis_counts.AnyScripts | None) -> Any:
+    """The connection the loop's client counted on (its pool's only one)."""
+    assert isinstance(found, redis_counts.LoopScripts)
+    pool = found.client.connection_pool
+    connection = await pool.get_connection()
+    await pool.release(connection)
+    return connection
+
+
+def test_a_loops_client_counts_on_the_loop_and_closes_when_the_loop_shuts_down(redis_cache: str) -> None:
+    async def count_once() -> tuple[Any, Any, bool]:
+        found = await concurrency.loop_scripts()
+        place = redis_counts.Counter(cache.make_key(PREFIX + "loop"), 5, 60)
+        counted = await found.take([], [place]) if found is not None else None
+        connection = await connection_of(found)
+        return found, connection, connection.is_connected and counted is not None
+
+    found, connection, was_connected = asyncio.run(count_once())
+
+    assert was_connected is True
+    assert isinstance(found.client, redis.asyncio.Redis)
+    assert connection.is_connected is False
+    assert cache.get(PREFIX + "loop") == 1
+
+
+async def test_a_loops_client_is_built_afresh_when_the_cache_settings_change(redis_cache: str, settings: Any) -> None:
+    before = await concurrency.loop_scripts()
+    connection = await connection_of(before)
+    assert connection.is_connected is True
+
+    settings.CACHES = {"default": {**settings.CACHES["default"], "KEY_PREFIX": redis_cache + "-2"}}
+    after = await concurrency.loop_scripts()
+
+    assert after is not before and connection.is_connected is False
+    assert await concurrency.loop_scripts() is after
+
+
+@pytest.mark.parametrize(
+    ("pool_class", "expected"),
+    [
+        ("redis.BlockingConnectionPool", redis.asyncio.BlockingConnectionPool),
+        (SitesOwnPool, None),
+    ],
+)
+async def test_a_cache_pool_class_runs_on_the_loop_when_redis_py_has_its_asyncio_counterpart(
+    redis_cache: str, settings: Any, pool_class: Any, expected: Any
+) -> None:
+    default = settings.CACHES["default"]
+    options = {**default["OPTIONS"], "pool_class": pool_class, "parser_class": "redis._parsers._RESP2Parser"}
+    settings.CACHES = {"default": {**default, "OPTIONS": options}}
+    session = SessionCalls("s1")
+
+    found = await concurrency.loop_scripts()
+    _, places = await call_counts.count(request(session))
+
+    if expected is None:
+        assert isinstance(found, redis_counts.ThreadScripts)
+    else:
+        assert isinstance(found, redis_counts.LoopScripts)
+        assert type(found.client.connection_pool) is expected
+    assert places is not None and places.user.taken is True
+    assert (cache.get(session.key), count_of(f"user.{USER.pk}")) == (1, 1)

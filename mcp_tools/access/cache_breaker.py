@@ -8,11 +8,12 @@ again. An outage is logged once when it starts and once when the cache answers a
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TypeVar
 
 from django.core.signals import setting_changed
@@ -44,16 +45,25 @@ class Breaker:
 
     def call(self, work: Callable[..., T], *args: object) -> T:
         """``work(*args)``; CacheUnavailable when the breaker is open or the work fails."""
+        with self._guarded():
+            return work(*args)
+
+    async def acall(self, work: Callable[..., Awaitable[T]], *args: object) -> T:
+        """``await work(*args)``, as ``call`` runs ``work(*args)``."""
+        with self._guarded():
+            return await work(*args)
+
+    @contextlib.contextmanager
+    def _guarded(self) -> Iterator[None]:
         if time.monotonic() < self.open_until:
             raise CacheUnavailable(self.retry_after(), failed=False)
         try:
-            result = work(*args)
+            yield
         except Exception as exc:
             self._failed(exc)
             raise CacheUnavailable(self.retry_after(), failed=True) from exc
         if self.down:
             self._recovered()
-        return result
 
     def retry_after(self) -> int:
         """Whole seconds until the cache is tried again (at least one)."""

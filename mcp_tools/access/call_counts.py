@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
-
-from asgiref.sync import sync_to_async
 
 from mcp_tools.access import concurrency, ratelimit, redis_counts, user_calls
 from mcp_tools.access.cache_breaker import CacheUnavailable, breaker
@@ -62,14 +59,13 @@ class Places:
 
 async def count(request: Request) -> tuple[Limited | None, Places | None]:
     """Count the call's rates (``Limited`` when it is over one) and, on Redis, take its places."""
-    found = concurrency.scripts() if concurrency.shared() else None
+    found = await concurrency.loop_scripts() if concurrency.shared() else None
     if found is None:
         return await ratelimit.check(request.user, request.token, request.entry, request.overrides), None
     await concurrency.settled([counter.key for counter, _limit in request.counters()])
     stages = ratelimit.stages(request.user, request.token, request.entry, request.overrides)
     stages = stages if ratelimit.enabled() else []
-    work = partial(_count_in_redis, found, stages, request)
-    future = asyncio.ensure_future(sync_to_async(breaker.call, thread_sensitive=False)(work))
+    future = asyncio.ensure_future(breaker.acall(_count_in_redis, found, stages, request))
     try:
         return await asyncio.shield(future)
     except CacheUnavailable as outage:
@@ -81,13 +77,13 @@ async def count(request: Request) -> tuple[Limited | None, Places | None]:
         raise
 
 
-def _count_in_redis(
-    found: redis_counts.Scripts, stages: list[ratelimit.Stage], request: Request
+async def _count_in_redis(
+    found: redis_counts.AnyScripts, stages: list[ratelimit.Stage], request: Request
 ) -> tuple[Limited | None, Places | None]:
     windows = [stage.windows() for stage in stages]
     make_key, ttl = concurrency.cache().make_key, int(request.seconds + MARGIN_SECONDS)
     places = [redis_counts.Counter(make_key(counter.key), limit, ttl) for counter, limit in request.counters()]
-    counted = redis_counts.take(found, [ratelimit.counters(w) for w in windows], places)
+    counted = await found.take([ratelimit.counters(w) for w in windows], places)
     start = 0
     for stage, stage_windows in zip(stages, windows, strict=True):
         end = start + len(stage_windows)

@@ -76,14 +76,16 @@ class SharedCount:
         """Count one more call that may run ``seconds``: True once counted, False (nothing counted) when
         ``limit`` are running, None when the cache cannot be reached (nothing counted either)."""
         await settled([self.key])
+        ttl = seconds + MARGIN_SECONDS
+        found = await loop_scripts()
         try:
-            # The cache may be Redis: keep its round trips off the event loop.
-            taken = await sync_to_async(breaker.call, thread_sensitive=False)(
-                _take, self.key, limit, seconds + MARGIN_SECONDS
-            )
+            if found is not None:
+                place = redis_counts.Counter(cache().make_key(self.key), limit, int(ttl))
+                return (await breaker.acall(found.take, [], [place])).refused_place is None
+            # Another cache server: keep its round trips off the event loop.
+            return bool(await sync_to_async(breaker.call, thread_sensitive=False)(_take_in_cache, self.key, limit, ttl))
         except CacheUnavailable:
             return None  # the breaker logs the outage once
-        return bool(taken)
 
     async def give_back(self) -> None:
         await give_back([self.key])
@@ -107,8 +109,13 @@ class SessionCalls(SharedCount):
 
 async def give_back(keys: Sequence[str]) -> None:
     """Lower the counters of ``keys`` (one round trip on Redis); a call the cache missed while down expires there."""
-    if keys:
-        with contextlib.suppress(CacheUnavailable):
+    if not keys:
+        return
+    found = await loop_scripts()
+    with contextlib.suppress(CacheUnavailable):
+        if found is not None:
+            await breaker.acall(found.give_back, [cache().make_key(key) for key in keys])
+        else:
             await sync_to_async(breaker.call, thread_sensitive=False)(_give_back, keys)
 
 
@@ -158,16 +165,15 @@ def cache() -> BaseCache:
 
 
 def scripts() -> redis_counts.Scripts | None:
-    """The Redis scripts that count in one round trip, when the shared cache is Django's RedisCache."""
+    """The blocking Redis scripts, for a thread that runs no event loop, when the shared cache is Django's
+    RedisCache."""
     return redis_counts.scripts(cache_alias())
 
 
-def _take(key: str, limit: int, ttl: float) -> bool:
-    found = scripts()
-    if found is not None:
-        place = redis_counts.Counter(cache().make_key(key), limit, int(ttl))
-        return redis_counts.take(found, [], [place]).refused_place is None
-    return _take_in_cache(key, limit, ttl)
+async def loop_scripts() -> redis_counts.AnyScripts | None:
+    """The running loop's Redis scripts that count in one round trip, when the shared cache is Django's
+    RedisCache."""
+    return await redis_counts.loop_scripts(cache_alias())
 
 
 def _take_in_cache(key: str, limit: int, ttl: float) -> bool:
@@ -189,7 +195,7 @@ def _take_in_cache(key: str, limit: int, ttl: float) -> bool:
 def _give_back(keys: Sequence[str]) -> None:
     found = scripts()
     if found is not None:
-        redis_counts.give_back(found, [cache().make_key(key) for key in keys])
+        found.give_back([cache().make_key(key) for key in keys])
         return
     for key in keys:
         # A counter that expired meanwhile has nothing left to lower.

@@ -138,18 +138,18 @@ def _keys(user: Any, token: Any) -> list[str]:
 
 def _count(stage: Stage) -> Limited | None:
     try:
-        return breaker.call(_count_in_cache, stage)
+        return breaker.call(_count_by_key, stage)
     except CacheUnavailable as outage:
         return unavailable(stage, outage)
 
 
-def _count_in_cache(stage: Stage) -> Limited | None:
-    found = concurrency.scripts()
-    if found is not None and enabled():
-        windows = stage.windows()
-        counted = redis_counts.take(found, [counters(windows)], [])
-        return stage.limited(usages(counted.counts, windows))
-    return _count_by_key(stage)
+async def _count_in_redis(found: redis_counts.AnyScripts, stage: Stage) -> Limited | None:
+    windows = stage.windows()
+    try:
+        counted = await breaker.acall(found.take, [counters(windows)], [])
+    except CacheUnavailable as outage:
+        return unavailable(stage, outage)
+    return stage.limited(usages(counted.counts, windows))
 
 
 def _count_by_key(stage: Stage) -> Limited | None:
@@ -175,10 +175,14 @@ def usages(counts: list[int], windows: list[ratelimit_windows.Window]) -> list[U
 
 
 async def _counted(stage: Stage) -> Limited | None:
-    """``_count``, off the event loop when the cache is a server (Redis, Memcached, a database) and on it when
-    the cache lives in this process's memory, where a thread hop would cost more than the count."""
+    """``_count``, on the event loop when the cache lives in this process's memory, where a thread hop would
+    cost more than the count; in one round trip awaited on the loop on Redis; off the loop on another cache
+    server (Memcached, a database)."""
     if not shared():
         return _count(stage)
+    found = await concurrency.loop_scripts() if enabled() else None
+    if found is not None:
+        return await _count_in_redis(found, stage)
     return await sync_to_async(_count, thread_sensitive=False)(stage)
 
 

@@ -4,26 +4,32 @@ When the shared cache is Django's ``RedisCache``, a Lua script counts every rate
 takes every place it needs, atomically, and another gives places back, so each costs one round trip rather
 than two or three per counter. The keys are the cache's own (``cache.make_key``) and the counts plain
 integers, as Django's ``RedisCache`` stores them, so ``get_usage``, ``cache.get`` and ``cache.incr`` read
-the same counters. The client is this process's own connection pool, built from the cache's
-``LOCATION`` and ``OPTIONS`` as ``RedisCache`` builds its own: the cache has no public accessor for its
-client. Other caches (django-redis, Memcached, a database) keep counting through the cache API.
+the same counters. The clients are this project's own, built from the cache's ``LOCATION`` and
+``OPTIONS`` as ``RedisCache`` builds its own (the cache has no public accessor for its client): each event
+loop has an asyncio client, so a call's counts are awaited on the loop with no thread hop, and a thread
+that runs no loop uses a blocking one. Other caches (django-redis, Memcached, a database) keep counting
+through the cache API.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
+from mcp_tools.loops import PerLoop
+
 if TYPE_CHECKING:
     import redis
+    import redis.asyncio
 
 REDIS_CACHE = "django.core.cache.backends.redis.RedisCache"
 
@@ -92,17 +98,84 @@ class Counted:
     rate_over: bool  # a rate was over: no place was tried
 
 
+def _arguments(stages: Sequence[Sequence[Counter]], places: Sequence[Counter]) -> tuple[list[str], list[int]]:
+    rates = [counter for stage in stages for counter in stage]
+    args: list[int] = [len(stages), *(len(stage) for stage in stages)]
+    for counter in (*rates, *places):
+        args += [counter.limit, counter.ttl]
+    return [c.key for c in (*rates, *places)], args
+
+
+def _counted(reply: Any) -> Counted:
+    counts, refused = reply
+    return Counted([int(c) for c in counts], int(refused) - 1 if int(refused) > 0 else None, int(refused) < 0)
+
+
 class Scripts:
-    """The client and its two scripts, built once per process for the cache's settings."""
+    """A blocking client and its two scripts, for threads that run no event loop."""
 
     def __init__(self, client: redis.Redis) -> None:
         self.client = client
-        self.take = client.register_script(TAKE)
-        self.give_back = client.register_script(GIVE_BACK)
+        self._take = client.register_script(TAKE)
+        self._give_back = client.register_script(GIVE_BACK)
+
+    def take(self, stages: Sequence[Sequence[Counter]], places: Sequence[Counter]) -> Counted:
+        """Count the rates, stage by stage, then take the places, in one round trip."""
+        keys, args = _arguments(stages, places)
+        return _counted(self._take(keys=keys, args=args))
+
+    def give_back(self, keys: Sequence[str]) -> None:
+        """Lower each place's counter by one, in one round trip."""
+        if keys:
+            self._give_back(keys=list(keys))
+
+    def close(self) -> None:
+        self.client.connection_pool.disconnect()
+
+
+class LoopScripts:
+    """An event loop's own client and its two scripts: a count is awaited on the loop, with no thread hop."""
+
+    def __init__(self, client: redis.asyncio.Redis) -> None:
+        self.client = client
+        self._take = client.register_script(TAKE)
+        self._give_back = client.register_script(GIVE_BACK)
+
+    async def take(self, stages: Sequence[Sequence[Counter]], places: Sequence[Counter]) -> Counted:
+        keys, args = _arguments(stages, places)
+        return _counted(await self._take(keys=keys, args=args))
+
+    async def give_back(self, keys: Sequence[str]) -> None:
+        if keys:
+            await self._give_back(keys=list(keys))
+
+    async def close(self) -> None:
+        await self.client.aclose(close_connection_pool=True)
+
+
+class ThreadScripts:
+    """The blocking client's scripts awaited from a loop, each in a thread: for a pool that has no asyncio
+    counterpart (a class of the site's own)."""
+
+    def __init__(self, scripts: Scripts) -> None:
+        self.scripts = scripts
+
+    async def take(self, stages: Sequence[Sequence[Counter]], places: Sequence[Counter]) -> Counted:
+        return await sync_to_async(self.scripts.take, thread_sensitive=False)(stages, places)
+
+    async def give_back(self, keys: Sequence[str]) -> None:
+        await sync_to_async(self.scripts.give_back, thread_sensitive=False)(keys)
+
+    async def close(self) -> None:
+        """The blocking client is the process's, closed with the settings that made it."""
+
+
+AnyScripts = LoopScripts | ThreadScripts
 
 
 def scripts(alias: str) -> Scripts | None:
-    """The scripts for the cache ``alias``, or None when it is not Django's RedisCache storing plain integers."""
+    """The blocking scripts for the cache ``alias``, or None when it is not Django's RedisCache storing plain
+    integers."""
     with _lock:
         if alias not in _built:
             _built[alias] = connect(alias)
@@ -113,44 +186,112 @@ _lock = threading.Lock()
 _built: dict[str, Scripts | None] = {}
 
 
-def connect(alias: str) -> Scripts | None:
-    """A new client (and connection pool) for the cache ``alias``; ``scripts`` keeps one per process."""
+async def loop_scripts(alias: str) -> AnyScripts | None:
+    """The running loop's scripts for the cache ``alias`` (None when it is not Django's RedisCache storing
+    plain integers); they are closed when the loop shuts down, or once the cache settings change."""
+    clients = _per_loop()
+    if clients.generation != _generation[0]:
+        await clients.close()
+        clients.generation = _generation[0]
+    try:
+        return clients.by_alias[alias]
+    except KeyError:
+        found = clients.by_alias[alias] = connect_on_loop(alias)
+        await clients.keep_until_shutdown()
+        return found
+
+
+class _LoopClients:
+    """One loop's scripts by cache alias, closed by an async generator that the loop's shutdown closes
+    (``shutdown_asyncgens``, which ``asyncio.run`` and every ASGI server's runner call before closing it)."""
+
+    def __init__(self) -> None:
+        self.by_alias: dict[str, AnyScripts | None] = {}
+        self.generation = _generation[0]
+        self._keeper: AsyncGenerator[None, None] | None = None
+
+    async def keep_until_shutdown(self) -> None:
+        if self._keeper is None:
+            self._keeper = self._closed_at_shutdown()
+            await anext(self._keeper)
+
+    async def _closed_at_shutdown(self) -> AsyncGenerator[None, None]:
+        try:
+            yield
+        finally:
+            await self.close()
+
+    async def close(self) -> None:
+        found, self.by_alias = list(self.by_alias.values()), {}
+        for scripts in found:
+            if scripts is not None:
+                await scripts.close()
+
+
+_per_loop: PerLoop[_LoopClients] = PerLoop(_LoopClients)
+_generation = [0]  # raised when the cache settings change: every loop's clients are then built afresh
+
+
+def _client_settings(alias: str) -> tuple[str, dict[str, Any]] | None:
+    """The URL and options of the cache ``alias``'s first server, when it is Django's RedisCache storing
+    plain integers, which INCR needs (another serializer may not)."""
     config: dict[str, Any] = (getattr(settings, "CACHES", {}) or {}).get(alias, {})
     options = dict(config.get("OPTIONS") or {})
-    # Another serializer may not store integers as plain integers, which INCR needs.
     if config.get("BACKEND") != REDIS_CACHE or "serializer" in options:
+        return None
+    location = config.get("LOCATION", "")
+    servers = re.split("[;,]", location) if isinstance(location, str) else list(location)
+    # RedisCache writes to its first server, and so does this.
+    return servers[0], options
+
+
+def connect(alias: str) -> Scripts | None:
+    """A new blocking client (and connection pool) for the cache ``alias``; ``scripts`` keeps one per process."""
+    found = _client_settings(alias)
+    if found is None:
         return None
     # redis-py is the optional ``[redis]`` extra: imported only for a cache that is Redis, which needs it too.
     import redis
 
-    location = config.get("LOCATION", "")
-    servers = re.split("[;,]", location) if isinstance(location, str) else list(location)
+    url, options = found
     pool_class = _imported(options.pop("pool_class", None)) or redis.ConnectionPool
     parser_class = _imported(options.pop("parser_class", None))
     if parser_class is not None:
         options["parser_class"] = parser_class
-    # RedisCache writes to its first server, and so does this.
-    return Scripts(redis.Redis(connection_pool=pool_class.from_url(servers[0], **options)))
+    return Scripts(redis.Redis(connection_pool=pool_class.from_url(url, **options)))
+
+
+def connect_on_loop(alias: str) -> AnyScripts | None:
+    """A new client for the running loop, for the cache ``alias``: redis-py's asyncio counterpart of the
+    cache's pool class, or the blocking client in threads when it has none."""
+    found = _client_settings(alias)
+    if found is None:
+        return None
+    import redis.asyncio
+
+    url, options = found
+    # The parser only decides how replies are read (hiredis or Python): the asyncio client picks its own.
+    options.pop("parser_class", None)
+    pool_class = _asyncio_counterpart(_imported(options.pop("pool_class", None)) or redis.ConnectionPool)
+    if pool_class is None:
+        blocking = scripts(alias)
+        return None if blocking is None else ThreadScripts(blocking)
+    return LoopScripts(redis.asyncio.Redis(connection_pool=pool_class.from_url(url, **options)))
+
+
+def _asyncio_counterpart(pool_class: type) -> Any:
+    """redis-py's asyncio pool of the same name (``redis.BlockingConnectionPool`` has
+    ``redis.asyncio.BlockingConnectionPool``), or None for a class of another package."""
+    module = pool_class.__module__
+    if module != "redis" and not module.startswith("redis."):
+        return None
+    import redis.asyncio
+
+    return getattr(redis.asyncio, pool_class.__name__, None)
 
 
 def _imported(value: Any) -> Any:
     return import_string(value) if isinstance(value, str) else value
-
-
-def take(found: Scripts, stages: Sequence[Sequence[Counter]], places: Sequence[Counter]) -> Counted:
-    """Count the rates, stage by stage, then take the places, in one round trip."""
-    rates = [counter for stage in stages for counter in stage]
-    args: list[int] = [len(stages), *(len(stage) for stage in stages)]
-    for counter in (*rates, *places):
-        args += [counter.limit, counter.ttl]
-    counts, refused = found.take(keys=[c.key for c in (*rates, *places)], args=args)
-    return Counted([int(c) for c in counts], int(refused) - 1 if int(refused) > 0 else None, int(refused) < 0)
-
-
-def give_back(found: Scripts, keys: Sequence[str]) -> None:
-    """Lower each place's counter by one, in one round trip."""
-    if keys:
-        found.give_back(keys=list(keys))
 
 
 @receiver(setting_changed)
@@ -159,6 +300,7 @@ def _settings_changed(*, setting: str, **kwargs: Any) -> None:
         with _lock:
             old = list(_built.values())
             _built.clear()
+            _generation[0] += 1
         for found in old:
             if found is not None:
-                found.client.connection_pool.disconnect()
+                found.close()
