@@ -214,3 +214,43 @@ async def test_work_left_behind_by_an_answered_call_runs_in_its_users_turn_holdi
     result = submit_as(executor, lease, lambda: "ran").result(TIMEOUT)
 
     assert (result, user_calls.running("1")) == ("ran", 0)
+
+
+class CountedCondition(threading.Condition):
+    """A condition that counts the waiters it was asked to wake."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.notified = 0
+
+    def notify(self, n: int = 1) -> None:
+        self.notified += n
+        super().notify(n)
+
+
+async def test_a_job_ending_with_nothing_of_its_users_queued_wakes_no_idle_thread(
+    executors, leases, monkeypatch: pytest.MonkeyPatch
+):
+    with monkeypatch.context() as patched:
+        patched.setattr(threading, "Condition", CountedCondition)
+        executor = executors(4, 2)
+    condition = executor._condition
+    assert isinstance(condition, CountedCondition)
+    a, b = await leases(1, 2)
+
+    # One call after another, as one session's: each job's submit wakes a thread, and its end none.
+    answers = [submit_as(executor, lease, lambda n=n: n).result(TIMEOUT) for n, lease in enumerate([a, b, a])]
+    alone = condition.notified
+    # A job ending while its user waits for its share wakes a thread for the job now free to run.
+    held, gate = blocker(executor, a)
+    second, second_gate = blocker(executor, a)
+    third = submit_as(executor, a, lambda: "third")
+    before = condition.notified
+    gate.set()
+    assert third.result(TIMEOUT) == "third"
+    second_gate.set()
+    finished([held, second])
+
+    assert (answers, alone) == ([0, 1, 2], 3)
+    # The first blocker's end, with the third job queued; not the third's or the second's, with nothing queued.
+    assert condition.notified - before == 1

@@ -146,9 +146,13 @@ class FairExecutor(Executor):
                 self._busy[job.user] = left
             else:
                 del self._busy[job.user]
-            # A freed share makes at most one queued job eligible, and this thread looks for work next
-            # itself; one more waiter is woken in case that job is not the one this thread takes.
-            self._condition.notify()
+            # A freed share makes at most one queued job eligible, that of this job's user, and this thread
+            # looks for work next itself; one more waiter is woken in case that job is not the one this
+            # thread takes. Any other queued job already had a waiter woken when it was submitted, or waits
+            # for a thread to finish, as this one will look next; with nothing of the user's queued, a
+            # waiter woken here would only find nothing and wait again, at the cost of two thread switches.
+            if job.user in self._queues:
+                self._condition.notify()
         self._settle(job)
 
     def _cancelled(self, job: Job, future: Future[Any]) -> None:
