@@ -150,6 +150,26 @@ async def test_a_call_refused_for_its_arguments_gives_its_places_back(
     assert (cache.get(session.key), count_of(f"user.{user.pk}")) == (0, 0)
 
 
+async def test_the_places_of_calls_that_end_in_one_turn_of_the_loop_are_given_back_in_one_round_trip(
+    redis_cache: str, sent: list[str]
+) -> None:
+    sessions = [SessionCalls(f"s{n}") for n in range(3)]
+    counted = [(await call_counts.count(request(session)))[1] for session in sessions]
+    sent.clear()
+
+    for places in counted:
+        assert places is not None
+        places.give_back_later()
+    later = SessionCalls("later")
+    _, places_later = await call_counts.count(request(later))
+    await concurrency.settled([session.key for session in sessions])
+
+    # The three give-backs went together; the count made meanwhile found the user's places free.
+    assert sent == ["EVALSHA", "EVALSHA"], sent
+    assert [cache.get(session.key) for session in sessions] == [0, 0, 0]
+    assert places_later is not None and count_of(f"user.{USER.pk}") == 1
+
+
 # Limits across processes -------------------------------------------------------------------------
 
 
@@ -215,7 +235,7 @@ async def test_the_script_and_get_usage_count_the_same_counter_in_the_same_windo
     windows = stage.windows()
 
     for _ in range(2):
-        found.take([ratelimit.counters(windows)], [])
+        found.take([ratelimit.counters(windows, found.make_key)], [])
         usage = get_usage(None, group=stage.group, key=lambda _g, _r: "user:9", rate=stage.rate, increment=True)
 
     assert usage is not None

@@ -81,9 +81,9 @@ async def _count_in_redis(
     found: redis_counts.AnyScripts, stages: list[ratelimit.Stage], request: Request
 ) -> tuple[Limited | None, Places | None]:
     windows = [stage.windows() for stage in stages]
-    make_key, ttl = concurrency.cache().make_key, int(request.seconds + MARGIN_SECONDS)
+    make_key, ttl = found.make_key, int(request.seconds + MARGIN_SECONDS)
     places = [redis_counts.Counter(make_key(counter.key), limit, ttl) for counter, limit in request.counters()]
-    counted = await found.take([ratelimit.counters(w) for w in windows], places)
+    counted = await found.take([ratelimit.counters(w, make_key) for w in windows], places)
     start = 0
     for stage, stage_windows in zip(stages, windows, strict=True):
         end = start + len(stage_windows)

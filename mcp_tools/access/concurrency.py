@@ -8,8 +8,9 @@ to the call's time limit plus ``MARGIN_SECONDS``: a killed worker's calls stop c
 started no call for that long. With a cache of one process (local memory, dummy) each process counts on
 its own, as it does for the other transports, and so it does while the shared cache cannot be reached
 (``cache_breaker`` logs the outage once; calls go on). On Redis each take and each give-back is one round
-trip (``redis_counts``); a call's places are given back off its answer's path, and a later call of this
-process waits for them to land (``settled``) before it counts.
+trip (``redis_counts``); a call's places are given back off its answer's path, together with those of the
+other calls that end in the same turn of the event loop, and a later call of this process waits for them to
+land (``settled``) before it counts.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,7 @@ from django.dispatch import receiver
 
 from mcp_tools.access import redis_counts
 from mcp_tools.access.cache_breaker import CacheUnavailable, breaker
+from mcp_tools.loops import PerLoop
 
 PROCESS_LOCAL_CACHES = (
     "django.core.cache.backends.locmem.LocMemCache",
@@ -40,7 +42,12 @@ MARGIN_SECONDS = 60.0
 
 
 def cache_alias() -> str:
-    return str(getattr(settings, "RATELIMIT_USE_CACHE", "default"))
+    """The alias of the cache django-ratelimit uses (asked for every call, so read once, until the settings
+    change)."""
+    alias = _alias[0]
+    if alias is None:
+        alias = _alias[0] = str(getattr(settings, "RATELIMIT_USE_CACHE", "default"))
+    return alias
 
 
 def cache_backend() -> str:
@@ -58,12 +65,13 @@ def shared() -> bool:
 
 
 _shared: list[bool | None] = [None]
+_alias: list[str | None] = [None]
 
 
 @receiver(setting_changed)
 def _settings_changed(*, setting: str, **kwargs: Any) -> None:
     if setting in ("CACHES", "RATELIMIT_USE_CACHE"):
-        _shared[0] = None
+        _shared[0], _alias[0] = None, None
 
 
 class SharedCount:
@@ -80,7 +88,7 @@ class SharedCount:
         found = await loop_scripts()
         try:
             if found is not None:
-                place = redis_counts.Counter(cache().make_key(self.key), limit, int(ttl))
+                place = redis_counts.Counter(found.make_key(self.key), limit, int(ttl))
                 return (await breaker.acall(found.take, [], [place])).refused_place is None
             # Another cache server: keep its round trips off the event loop.
             return bool(await sync_to_async(breaker.call, thread_sensitive=False)(_take_in_cache, self.key, limit, ttl))
@@ -114,7 +122,7 @@ async def give_back(keys: Sequence[str]) -> None:
     found = await loop_scripts()
     with contextlib.suppress(CacheUnavailable):
         if found is not None:
-            await breaker.acall(found.give_back, [cache().make_key(key) for key in keys])
+            await breaker.acall(found.give_back, [found.make_key(key) for key in keys])
         else:
             await sync_to_async(breaker.call, thread_sensitive=False)(_give_back, keys)
 
@@ -127,7 +135,8 @@ def give_back_now(keys: Sequence[str]) -> None:
 
 
 def give_back_later(keys: Sequence[str]) -> None:
-    """``give_back`` off the caller's path: a task on the running loop, or at once on a thread that runs none."""
+    """``give_back`` off the caller's path: on the running loop, with the give-backs of every other call that
+    ends in the same turn of the loop in one round trip; at once on a thread that runs no loop."""
     if not keys:
         return
     try:
@@ -135,14 +144,33 @@ def give_back_later(keys: Sequence[str]) -> None:
     except RuntimeError:
         give_back_now(keys)
         return
-    task = loop.create_task(give_back(list(keys)))
+    opened = _open_batch()
+    if not opened:
+        opened.append(_Batch(loop, opened))
     with _lock:
-        _giving_back[task] = frozenset(keys)
-    task.add_done_callback(_given_back)
+        opened[0].keys.extend(keys)
 
 
+class _Batch:
+    """Places given back in one turn of a loop, sent together by one task that the loop starts in its next."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, opened: list[_Batch]) -> None:
+        self.keys: list[str] = []
+        self.task = loop.create_task(self._send(opened))
+        with _lock:
+            _giving_back[self.task] = self
+        self.task.add_done_callback(_given_back)
+
+    async def _send(self, opened: list[_Batch]) -> None:
+        opened.remove(self)  # give-backs from now on start the next batch
+        with _lock:
+            keys = list(self.keys)
+        await give_back(keys)
+
+
+_open_batch: PerLoop[list[_Batch]] = PerLoop(list)  # the loop's batch still taking keys, if any
 _lock = threading.Lock()
-_giving_back: dict[asyncio.Task[None], frozenset[str]] = {}  # kept until done, and waited for by ``settled``
+_giving_back: dict[asyncio.Task[None], _Batch] = {}  # kept until sent, and waited for by ``settled``
 
 
 def _given_back(task: asyncio.Task[None]) -> None:
@@ -150,12 +178,16 @@ def _given_back(task: asyncio.Task[None]) -> None:
         _giving_back.pop(task, None)
 
 
-async def settled(keys: Collection[str]) -> None:
+async def settled(keys: Iterable[str]) -> None:
     """Wait for this loop's give-backs of ``keys`` still on their way: a call that follows another's answer
     must find the places that call held free again."""
-    loop = asyncio.get_running_loop()
+    loop, wanted = asyncio.get_running_loop(), set(keys)
     with _lock:
-        pending = [task for task, held in _giving_back.items() if task.get_loop() is loop and not held.isdisjoint(keys)]
+        pending = [
+            task
+            for task, batch in _giving_back.items()
+            if task.get_loop() is loop and not wanted.isdisjoint(batch.keys)
+        ]
     if pending:
         await asyncio.wait(pending)
 
@@ -195,7 +227,7 @@ def _take_in_cache(key: str, limit: int, ttl: float) -> bool:
 def _give_back(keys: Sequence[str]) -> None:
     found = scripts()
     if found is not None:
-        found.give_back([cache().make_key(key) for key in keys])
+        found.give_back([found.make_key(key) for key in keys])
         return
     for key in keys:
         # A counter that expired meanwhile has nothing left to lower.

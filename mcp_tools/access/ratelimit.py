@@ -146,7 +146,7 @@ def _count(stage: Stage) -> Limited | None:
 async def _count_in_redis(found: redis_counts.AnyScripts, stage: Stage) -> Limited | None:
     windows = stage.windows()
     try:
-        counted = await breaker.acall(found.take, [counters(windows)], [])
+        counted = await breaker.acall(found.take, [counters(windows, found.make_key)], [])
     except CacheUnavailable as outage:
         return unavailable(stage, outage)
     return stage.limited(usages(counted.counts, windows))
@@ -164,9 +164,8 @@ def _count_by_key(stage: Stage) -> Limited | None:
     return stage.limited(found)
 
 
-def counters(windows: list[ratelimit_windows.Window]) -> list[redis_counts.Counter]:
-    shared_cache = concurrency.cache()
-    return [redis_counts.Counter(shared_cache.make_key(w.key), w.limit, w.ttl) for w in windows]
+def counters(windows: list[ratelimit_windows.Window], make_key: redis_counts.MakeKey) -> list[redis_counts.Counter]:
+    return [redis_counts.Counter(make_key(w.key), w.limit, w.ttl) for w in windows]
 
 
 def usages(counts: list[int], windows: list[ratelimit_windows.Window]) -> list[Usage]:

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.core.cache import caches
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     import redis.asyncio
 
 REDIS_CACHE = "django.core.cache.backends.redis.RedisCache"
+# The cache's own key for a name: its KEY_PREFIX, VERSION and KEY_FUNCTION, read from its settings once.
+MakeKey = Callable[[str], str]
 
 # KEYS: the rate counters, stage after stage, then the places. ARGV: the number of stages, each stage's
 # number of keys, then each rate key's limit and lifetime, then each place's limit and lifetime.
@@ -112,10 +115,10 @@ def _counted(reply: Any) -> Counted:
 
 
 class Scripts:
-    """A blocking client and its two scripts, for threads that run no event loop."""
+    """A blocking client and its two scripts, for threads that run no event loop, and the cache's ``make_key``."""
 
-    def __init__(self, client: redis.Redis) -> None:
-        self.client = client
+    def __init__(self, client: redis.Redis, make_key: MakeKey) -> None:
+        self.client, self.make_key = client, make_key
         self._take = client.register_script(TAKE)
         self._give_back = client.register_script(GIVE_BACK)
 
@@ -136,8 +139,8 @@ class Scripts:
 class LoopScripts:
     """An event loop's own client and its two scripts: a count is awaited on the loop, with no thread hop."""
 
-    def __init__(self, client: redis.asyncio.Redis) -> None:
-        self.client = client
+    def __init__(self, client: redis.asyncio.Redis, make_key: MakeKey) -> None:
+        self.client, self.make_key = client, make_key
         self._take = client.register_script(TAKE)
         self._give_back = client.register_script(GIVE_BACK)
 
@@ -158,7 +161,7 @@ class ThreadScripts:
     counterpart (a class of the site's own)."""
 
     def __init__(self, scripts: Scripts) -> None:
-        self.scripts = scripts
+        self.scripts, self.make_key = scripts, scripts.make_key
 
     async def take(self, stages: Sequence[Sequence[Counter]], places: Sequence[Counter]) -> Counted:
         return await sync_to_async(self.scripts.take, thread_sensitive=False)(stages, places)
@@ -258,7 +261,7 @@ def connect(alias: str) -> Scripts | None:
     parser_class = _imported(options.pop("parser_class", None))
     if parser_class is not None:
         options["parser_class"] = parser_class
-    return Scripts(redis.Redis(connection_pool=pool_class.from_url(url, **options)))
+    return Scripts(redis.Redis(connection_pool=pool_class.from_url(url, **options)), caches[alias].make_key)
 
 
 def connect_on_loop(alias: str) -> AnyScripts | None:
@@ -276,7 +279,7 @@ def connect_on_loop(alias: str) -> AnyScripts | None:
     if pool_class is None:
         blocking = scripts(alias)
         return None if blocking is None else ThreadScripts(blocking)
-    return LoopScripts(redis.asyncio.Redis(connection_pool=pool_class.from_url(url, **options)))
+    return LoopScripts(redis.asyncio.Redis(connection_pool=pool_class.from_url(url, **options)), caches[alias].make_key)
 
 
 def _asyncio_counterpart(pool_class: type) -> Any:
