@@ -270,6 +270,7 @@ def connect_on_loop(alias: str) -> AnyScripts | None:
     found = _client_settings(alias)
     if found is None:
         return None
+    # The optional ``[redis]`` extra, as in ``connect``.
     import redis.asyncio
 
     url, options = found
@@ -288,6 +289,7 @@ def _asyncio_counterpart(pool_class: type) -> Any:
     module = pool_class.__module__
     if module != "redis" and not module.startswith("redis."):
         return None
+    # The optional ``[redis]`` extra, as in ``connect``.
     import redis.asyncio
 
     return getattr(redis.asyncio, pool_class.__name__, None)
