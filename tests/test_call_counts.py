@@ -396,3 +396,33 @@ async def test_a_cache_pool_class_runs_on_the_loop_when_redis_py_has_its_asyncio
         assert type(found.client.connection_pool) is expected
     assert places is not None and places.user.taken is True
     assert (cache.get(session.key), count_of(f"user.{USER.pk}")) == (1, 1)
+
+
+async def test_a_redis_that_never_answers_is_given_up_on_after_the_caches_socket_timeout(
+    settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    held: list[asyncio.StreamWriter] = []
+
+    async def accept_and_stay_silent(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    silent = await asyncio.start_server(accept_and_stay_silent, "127.0.0.1", 0)
+    port = silent.sockets[0].getsockname()[1]
+    options = {"socket_connect_timeout": 1, "socket_timeout": 0.2}
+    settings.CACHES = {"default": {"BACKEND": REDIS, "LOCATION": f"redis://127.0.0.1:{port}/0", "OPTIONS": options}}
+    try:
+        found = await concurrency.loop_scripts()
+        with caplog.at_level(logging.WARNING, logger="mcp_tools"):
+            async with asyncio.timeout(10):  # a bound for the test itself, far above the cache's
+                limited, places = await call_counts.count(request(SessionCalls("s1"), tool=rated("5/m")))
+    finally:
+        silent.close()
+        for writer in held:
+            writer.close()
+        await silent.wait_closed()
+
+    assert isinstance(found, redis_counts.LoopScripts)
+    assert isinstance(limited, Unavailable) and limited.first is True and places is None
+    assert [r.getMessage().split(" (")[0] for r in caplog.records if r.name == "mcp_tools"] == [
+        "The shared cache cannot be reached"
+    ]
