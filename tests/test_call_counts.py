@@ -170,6 +170,41 @@ async def test_the_places_of_calls_that_end_in_one_turn_of_the_loop_are_given_ba
     assert places_later is not None and count_of(f"user.{USER.pk}") == 1
 
 
+async def test_counts_made_while_one_is_on_its_way_go_together_in_one_pipeline(
+    redis_cache: str, monkeypatch: pytest.MonkeyPatch, sent: list[str]
+) -> None:
+    execute = redis.asyncio.client.Pipeline.execute
+
+    async def counted_pipeline(pipe: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(f"PIPELINE of {len(pipe.command_stack)}")
+        return await execute(pipe, *args, **kwargs)
+
+    monkeypatch.setattr(redis.asyncio.client.Pipeline, "execute", counted_pipeline)
+    await call_counts.count(request(tool=rated("4/m")))  # loads the script
+    await concurrency.settled([f"{PREFIX}user.{USER.pk}"])
+    sent.clear()
+
+    counted = await asyncio.gather(*(call_counts.count(request(tool=rated("4/m"))) for _ in range(4)))
+
+    assert sent == ["EVALSHA", "PIPELINE of 3"], sent
+    # Each count got its own answer: the rate's second to fourth calls pass, and its fifth is over it.
+    assert [limited is not None for limited, _places in counted] == [False, False, False, True]
+    assert count_of(f"user.{USER.pk}") == 3 + 1  # the first call's place, never given back here
+
+
+async def test_a_pipelined_count_that_finds_the_script_gone_loads_it_and_counts(redis_cache: str) -> None:
+    found = await concurrency.loop_scripts()
+    assert isinstance(found, redis_counts.LoopScripts)
+    place = redis_counts.Counter(cache.make_key(PREFIX + "flushed"), 10, 60)
+    await found.take([], [place])
+    await found.client.script_flush()
+
+    counted = await asyncio.gather(*(found.take([], [place]) for _ in range(3)))
+
+    assert [c.refused_place for c in counted] == [None, None, None]
+    assert cache.get(PREFIX + "flushed") == 4
+
+
 # Limits across processes -------------------------------------------------------------------------
 
 
