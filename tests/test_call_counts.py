@@ -205,6 +205,31 @@ async def test_a_pipelined_count_that_finds_the_script_gone_loads_it_and_counts(
     assert cache.get(PREFIX + "flushed") == 4
 
 
+async def test_a_pipelined_count_whose_retry_fails_fails_alone(
+    redis_cache: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = await concurrency.loop_scripts()
+    assert isinstance(found, redis_counts.LoopScripts)
+    await found.client.script_flush()
+    loop = asyncio.get_running_loop()
+    places = [redis_counts.Counter(cache.make_key(f"{PREFIX}retried{n}"), 10, 60) for n in range(2)]
+    waiting = [(*redis_counts._arguments([], [place]), loop.create_future()) for place in places]
+    take = found._take
+
+    async def dropped_for_the_first(*, keys: list[str], args: list[int]) -> Any:
+        if keys == waiting[0][0]:
+            raise redis.ConnectionError("dropped")
+        return await take(keys=keys, args=args)
+
+    dropped_for_the_first.sha = take.sha  # type: ignore[attr-defined]  # what the pipeline sends first
+    monkeypatch.setattr(found, "_take", dropped_for_the_first)
+    replies = await found._pipelined(waiting)
+
+    assert isinstance(replies[0], redis.ConnectionError)
+    assert redis_counts._counted(replies[1]).refused_place is None
+    assert (cache.get(f"{PREFIX}retried0"), cache.get(f"{PREFIX}retried1")) == (None, 1)
+
+
 # Limits across processes -------------------------------------------------------------------------
 
 

@@ -196,11 +196,14 @@ class LoopScripts:
             pipe.evalsha(self._take.sha, len(keys), *keys, *args)
         replies: list[Any] = await pipe.execute(raise_on_error=False)
         # Redis lost the script (restarted, or SCRIPT FLUSH): each count that missed it goes again alone,
-        # the first loading it.
+        # the first loading it; one that fails then fails alone, and the others keep what they counted.
         for index, answer in enumerate(replies):
             if isinstance(answer, NoScriptError):
                 keys, args, _reply = waiting[index]
-                replies[index] = await self._take(keys=keys, args=args)
+                try:
+                    replies[index] = await self._take(keys=keys, args=args)
+                except Exception as exc:
+                    replies[index] = exc
         return replies
 
     async def give_back(self, keys: Sequence[str]) -> None:
