@@ -16,6 +16,7 @@ import redis
 import redis.asyncio
 from django.core.cache import cache
 from django_ratelimit.core import get_usage
+from redis._parsers import _RESP2Parser
 
 from mcp_tools.access import call_counts, concurrency, credentials, ratelimit, ratelimit_windows, redis_counts
 from mcp_tools.access.concurrency import PREFIX, SessionCalls
@@ -451,6 +452,8 @@ async def test_a_cache_pool_class_runs_on_the_loop_when_redis_py_has_its_asyncio
 
     if expected is None:
         assert isinstance(found, redis_counts.ThreadScripts)
+        # The blocking client takes the cache's parser, as RedisCache's own does.
+        assert found.scripts.client.connection_pool.connection_kwargs["parser_class"] is _RESP2Parser
     else:
         assert isinstance(found, redis_counts.LoopScripts)
         assert type(found.client.connection_pool) is expected

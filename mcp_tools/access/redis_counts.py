@@ -293,17 +293,29 @@ _per_loop: PerLoop[_LoopClients] = PerLoop(_LoopClients)
 _generation = [0]  # raised when the cache settings change: every loop's clients are then built afresh
 
 
-def _client_settings(alias: str) -> tuple[str, dict[str, Any]] | None:
-    """The URL and options of the cache ``alias``'s first server, when it is Django's RedisCache storing
-    plain integers, which INCR needs (another serializer may not)."""
+@dataclass(frozen=True)
+class _ClientSettings:
+    """How ``RedisCache`` would build its client for an alias: its first server and its ``OPTIONS``, the
+    pool and parser classes imported and kept apart, since each client kind maps them its own way."""
+
+    url: str
+    options: dict[str, Any]
+    pool_class: Any  # a connection pool class; None: redis-py's default pool
+    parser_class: Any  # a parser class, or None
+
+
+def _client_settings(alias: str) -> _ClientSettings | None:
+    """The settings of the cache ``alias``'s client, when it is Django's RedisCache storing plain integers,
+    which INCR needs (another serializer may not)."""
     config: dict[str, Any] = (getattr(settings, "CACHES", {}) or {}).get(alias, {})
     options = dict(config.get("OPTIONS") or {})
     if config.get("BACKEND") != REDIS_CACHE or "serializer" in options:
         return None
     location = config.get("LOCATION", "")
     servers = re.split("[;,]", location) if isinstance(location, str) else list(location)
+    pool_class, parser_class = _imported(options.pop("pool_class", None)), _imported(options.pop("parser_class", None))
     # RedisCache writes to its first server, and so does this.
-    return servers[0], options
+    return _ClientSettings(servers[0], options, pool_class, parser_class)
 
 
 def connect(alias: str) -> Scripts | None:
@@ -314,31 +326,27 @@ def connect(alias: str) -> Scripts | None:
     # redis-py is the optional ``[redis]`` extra: imported only for a cache that is Redis, which needs it too.
     import redis
 
-    url, options = found
-    pool_class = _imported(options.pop("pool_class", None)) or redis.ConnectionPool
-    parser_class = _imported(options.pop("parser_class", None))
-    if parser_class is not None:
-        options["parser_class"] = parser_class
-    return Scripts(redis.Redis(connection_pool=pool_class.from_url(url, **options)), caches[alias].make_key)
+    options = found.options if found.parser_class is None else {**found.options, "parser_class": found.parser_class}
+    pool = (found.pool_class or redis.ConnectionPool).from_url(found.url, **options)
+    return Scripts(redis.Redis(connection_pool=pool), caches[alias].make_key)
 
 
 def connect_on_loop(alias: str) -> AnyScripts | None:
     """A new client for the running loop, for the cache ``alias``: redis-py's asyncio counterpart of the
-    cache's pool class, or the blocking client in threads when it has none."""
+    cache's pool class, or the blocking client in threads when it has none. The parser only decides how
+    replies are read (hiredis or Python): the asyncio client picks its own."""
     found = _client_settings(alias)
     if found is None:
         return None
     # The optional ``[redis]`` extra, as in ``connect``.
     import redis.asyncio
 
-    url, options = found
-    # The parser only decides how replies are read (hiredis or Python): the asyncio client picks its own.
-    options.pop("parser_class", None)
-    pool_class = _asyncio_counterpart(_imported(options.pop("pool_class", None)) or redis.ConnectionPool, redis.asyncio)
+    pool_class = _asyncio_counterpart(found.pool_class or redis.ConnectionPool, redis.asyncio)
     if pool_class is None:
         blocking = scripts(alias)
         return None if blocking is None else ThreadScripts(blocking)
-    return LoopScripts(redis.asyncio.Redis(connection_pool=pool_class.from_url(url, **options)), caches[alias].make_key)
+    pool = pool_class.from_url(found.url, **found.options)
+    return LoopScripts(redis.asyncio.Redis(connection_pool=pool), caches[alias].make_key)
 
 
 def _asyncio_counterpart(pool_class: type, asyncio_redis: ModuleType) -> Any:
