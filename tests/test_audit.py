@@ -17,6 +17,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.core.management import CommandError, call_command
 from django.db import connections
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from hypothesis import example, given
 from hypothesis import settings as hypothesis_settings
@@ -800,8 +801,39 @@ async def test_rows_whose_write_lost_its_connection_are_written_on_a_fresh_one(
     assert connection_lost_once[1] == connection_lost_once[0]  # the failed batch, tried again whole
 
 
+def insert_statements(captured: list[dict[str, str]]) -> list[str]:
+    return [query["sql"] for query in captured if query["sql"].startswith("INSERT")]
+
+
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("count", [1, 3])
+def test_a_batch_goes_in_as_few_statements_as_the_database_takes():
+    connection = connections["default"]
+    row = audit_module.as_values({"username": "b", "transport": "websocket", "tool_name": "add", "outcome": "ok"})
+    per_statement = connection.ops.bulk_batch_size(audit_module._fields(), [row] * 150)
+
+    with CaptureQueriesContext(connection) as queries:
+        audit_module._insert([row] * 150)
+
+    # One statement on PostgreSQL; on SQLite as many rows a statement as its 999 parameters hold.
+    assert len(insert_statements(queries.captured_queries)) == -(-150 // per_statement)
+    assert ToolCall.objects.filter(username="b").count() == 150
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_of_several_statements_is_written_whole_or_not_at_all():
+    # The last statement is refused (its last row names a user deleted since its call): the retry without the
+    # link writes the batch again, which must not find the first statements already committed.
+    good = {"username": "w", "transport": "websocket", "tool_name": "add", "outcome": "ok"}
+    rows = [audit_module.as_values(good)] * 149 + [audit_module.as_values({**good, "user_id": 987_654})]
+
+    audit_module._insert(rows)
+
+    assert ToolCall.objects.filter(username="w").count() == 150
+    assert ToolCall.objects.filter(username="w", user_id__isnull=False).count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("count", [1, 3, 150])
 def test_rows_naming_a_user_deleted_since_their_call_are_kept_without_the_link(count):
     row = {
         "created_at": timezone.now(),

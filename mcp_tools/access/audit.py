@@ -16,6 +16,7 @@ connections).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
@@ -178,26 +179,43 @@ def _insert_on(rows: list[Row]) -> None:
 
 
 def _execute_many(rows: list[Row]) -> None:
-    """One executemany per batch: model instances and per-field preparation cost more than the insert."""
+    """The rows in as few statements as the backend takes, each a multi-row INSERT (one per batch on
+    PostgreSQL): the database parses and plans once per statement, and the driver sends and waits once, where
+    an ``executemany`` does both for every row. Model instances and per-field preparation would cost more
+    than the insert, so the values go as they are."""
     alias = router.db_for_write(ToolCall)
     connection = connections[alias]
     adapt_time = connection.ops.adapt_datetimefield_value
-    sql = _insert_sql(alias)
-    if len(rows) == 1 and not connection.in_atomic_block:
-        # One statement commits on its own (a call alone, the usual case at low load): no transaction to open.
-        with connection.cursor() as cursor:
-            cursor.execute(sql, (adapt_time(rows[0][0]), *rows[0][1:]))
-        return
-    with transaction.atomic(using=alias), connection.cursor() as cursor:
-        cursor.executemany(sql, [(adapt_time(row[0]), *row[1:]) for row in rows])
+    per_statement = max(1, connection.ops.bulk_batch_size(_fields(), rows))
+    statements = [rows[start : start + per_statement] for start in range(0, len(rows), per_statement)]
+    with contextlib.ExitStack() as stack:
+        # One statement commits on its own (every batch of a call alone, the usual case at low load). Inside a
+        # transaction, a savepoint keeps a refused insert from breaking it before the retry without links.
+        if len(statements) > 1 or connection.in_atomic_block:
+            stack.enter_context(transaction.atomic(using=alias))
+        cursor = stack.enter_context(connection.cursor())
+        for statement in statements:
+            values = [value for row in statement for value in (adapt_time(row[0]), *row[1:])]
+            cursor.execute(_insert_sql(alias, len(statement)), values)
 
 
-@lru_cache(maxsize=8)
-def _insert_sql(alias: str) -> str:
-    quote = connections[alias].ops.quote_name
-    by_attname = {f.attname: f for f in ToolCall._meta.concrete_fields}
-    columns = ", ".join(quote(str(by_attname[name].column)) for name in COLUMNS)
-    return f"INSERT INTO {quote(ToolCall._meta.db_table)} ({columns}) VALUES ({', '.join(['%s'] * len(COLUMNS))})"
+@lru_cache(maxsize=1)
+def _fields() -> list[Any]:
+    """The ToolCall fields of ``COLUMNS``, in their order."""
+    by_attname = {field.attname: field for field in ToolCall._meta.concrete_fields}
+    return [by_attname[name] for name in COLUMNS]
+
+
+@lru_cache(maxsize=256)
+def _insert_sql(alias: str, rows: int) -> str:
+    """The INSERT of ``rows`` rows, written as the backend writes ``bulk_create``'s."""
+    connection = connections[alias]
+    quote, fields = connection.ops.quote_name, _fields()
+    columns = ", ".join(quote(str(field.column)) for field in fields)
+    # A row of placeholders per row, as bulk_create passes them (django-stubs has each row a string).
+    placeholders: Any = [["%s"] * len(fields)] * rows
+    values = connection.ops.bulk_insert_sql(fields, placeholders)
+    return f"INSERT INTO {quote(ToolCall._meta.db_table)} ({columns}) {values}"
 
 
 def _without_dangling_links(rows: list[Row]) -> list[Row]:
