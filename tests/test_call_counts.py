@@ -21,6 +21,7 @@ from redis._parsers import _RESP2Parser
 from mcp_tools.access import call_counts, concurrency, credentials, ratelimit, ratelimit_windows, redis_counts
 from mcp_tools.access.concurrency import PREFIX, SessionCalls
 from mcp_tools.access.ratelimit import Limited, Unavailable
+from mcp_tools.loops import EARLY_SECONDS
 from mcp_tools.models import AccessToken, Tool
 from mcp_tools.server.calls import run
 from tests.db import db_call
@@ -151,8 +152,34 @@ async def test_a_call_refused_for_its_arguments_gives_its_places_back(
     assert (cache.get(session.key), count_of(f"user.{user.pk}")) == (0, 0)
 
 
-async def test_the_places_of_calls_that_end_in_one_turn_of_the_loop_are_given_back_in_one_round_trip(
-    redis_cache: str, sent: list[str]
+@pytest.fixture
+def long_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Places given back wait for a count however slow the machine is: only a count or ``settled`` sends them."""
+    monkeypatch.setattr(concurrency, "HOLD_SECONDS", 3600.0)
+
+
+async def test_an_agents_calls_one_after_another_cost_one_round_trip_each(
+    redis_cache: str, tools: None, user: Any, sent: list[str], long_hold: None
+) -> None:
+    wire = await session_with_everything_counted(user)
+    assert (await add(wire))["result"] == ADDED  # loads the scripts
+    sent.clear()
+
+    for _ in range(3):
+        reply = await wire.request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+        assert reply["result"] == ADDED
+
+    # Each call's count carried the places of the call before it; the last call's go on their own.
+    assert sent == ["EVALSHA", "RUN"] * 3, sent
+    session = wire.session.shared_calls
+    assert session is not None
+    await concurrency.settled([session.key])
+    assert sent[6:] == ["EVALSHA"], sent
+    assert (cache.get(session.key), count_of(f"user.{user.pk}")) == (0, 0)
+
+
+async def test_places_given_back_meanwhile_go_with_the_next_count(
+    redis_cache: str, sent: list[str], long_hold: None
 ) -> None:
     sessions = [SessionCalls(f"s{n}") for n in range(3)]
     counted = [(await call_counts.count(request(session)))[1] for session in sessions]
@@ -161,14 +188,78 @@ async def test_the_places_of_calls_that_end_in_one_turn_of_the_loop_are_given_ba
     for places in counted:
         assert places is not None
         places.give_back_later()
+    assert [cache.get(session.key) for session in sessions] == [1, 1, 1]  # held, not yet given back
+    sent.clear()
     later = SessionCalls("later")
     _, places_later = await call_counts.count(request(later))
     await concurrency.settled([session.key for session in sessions])
 
-    # The three give-backs went together; the count made meanwhile found the user's places free.
-    assert sent == ["EVALSHA", "EVALSHA"], sent
+    # One round trip gave the three places back and counted the later call, which found the user's free.
+    assert sent == ["EVALSHA"], sent
     assert [cache.get(session.key) for session in sessions] == [0, 0, 0]
     assert places_later is not None and count_of(f"user.{USER.pk}") == 1
+
+
+async def test_a_count_refused_by_a_rate_still_gives_back_the_places_it_carried(
+    redis_cache: str, sent: list[str], long_hold: None
+) -> None:
+    session = SessionCalls("s1")
+    _, places = await call_counts.count(request(session, tool=rated("1/m")))
+    assert places is not None
+    places.give_back_later()
+    sent.clear()
+
+    limited, _ = await call_counts.count(request(SessionCalls("s2"), tool=rated("1/m")))
+
+    assert limited is not None and sent == ["EVALSHA"], sent
+    assert (cache.get(session.key), count_of(f"user.{USER.pk}")) == (0, 0)
+
+
+async def test_a_count_made_while_the_carrying_count_is_on_its_way_finds_the_places_lowered(
+    redis_cache: str, settings: Any, long_hold: None
+) -> None:
+    settings.MCP_TOOLS = {**settings.MCP_TOOLS, "MAX_CONCURRENT_CALLS": 1}
+    session = SessionCalls("s1")
+    _, ended = await call_counts.count(request(session))
+    assert ended is not None
+    ended.give_back_later()
+
+    # Another session's count carries s1's place back; s1's next call, counted meanwhile, must find it free.
+    (_, other), (_, again) = await asyncio.gather(
+        call_counts.count(request(SessionCalls("s2"))), call_counts.count(request(session))
+    )
+
+    assert other is not None and again is not None
+    assert again.session is not None and again.session.taken is True
+    assert (cache.get(session.key), count_of(f"user.{USER.pk}")) == (1, 2)
+
+
+async def test_places_no_count_carries_go_on_their_own_once_the_hold_ends(
+    redis_cache: str, monkeypatch: pytest.MonkeyPatch, sent: list[str]
+) -> None:
+    session = SessionCalls("s1")
+    _, places = await call_counts.count(request(session))
+    assert places is not None
+    sent.clear()
+    landed = asyncio.Event()
+    give_back = concurrency.give_back
+
+    async def recorded(keys: Any) -> None:
+        await give_back(keys)
+        landed.set()
+
+    monkeypatch.setattr(concurrency, "give_back", recorded)
+    loop = asyncio.get_running_loop()
+    ended = loop.time()
+
+    places.give_back_later()
+    async with asyncio.timeout(5):
+        await landed.wait()
+
+    # Another process saw the places held for the hold, and not longer than a timer's lateness.
+    assert loop.time() - ended >= concurrency.HOLD_SECONDS - EARLY_SECONDS
+    assert sent == ["EVALSHA"], sent
+    assert (cache.get(session.key), count_of(f"user.{USER.pk}")) == (0, 0)
 
 
 async def test_counts_made_while_one_is_on_its_way_go_together_in_one_pipeline(
@@ -214,7 +305,7 @@ async def test_a_pipelined_count_whose_retry_fails_fails_alone(
     await found.client.script_flush()
     loop = asyncio.get_running_loop()
     places = [redis_counts.Counter(cache.make_key(f"{PREFIX}retried{n}"), 10, 60) for n in range(2)]
-    waiting = [(*redis_counts._arguments([], [place]), loop.create_future()) for place in places]
+    waiting = [(*redis_counts._arguments([], [place], []), loop.create_future()) for place in places]
     take = found._take
 
     async def dropped_for_the_first(*, keys: list[str], args: list[int]) -> Any:

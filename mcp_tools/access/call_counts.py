@@ -62,10 +62,15 @@ async def count(request: Request) -> tuple[Limited | None, Places | None]:
     found = await concurrency.loop_scripts() if concurrency.shared() else None
     if found is None:
         return await ratelimit.check(request.user, request.token, request.entry, request.overrides), None
-    await concurrency.settled([counter.key for counter, _limit in request.counters()])
+    # Places this loop gave back and still holds go with this count, taken with no wait between here and the
+    # count leaving: a loop's counts reach Redis in the order they are made, so any count made after this one
+    # finds them lowered. The threads of a pool class of the site's own keep no order: there they go on their own.
+    carrying = isinstance(found, redis_counts.LoopScripts)
+    await concurrency.settled([counter.key for counter, _limit in request.counters()], carrying=carrying)
     stages = ratelimit.stages(request.user, request.token, request.entry, request.overrides)
     stages = stages if ratelimit.enabled() else []
-    future = asyncio.ensure_future(breaker.acall(_count_in_redis, found, stages, request))
+    carried = concurrency.carry() if carrying else []
+    future = asyncio.ensure_future(breaker.acall(_count_in_redis, found, stages, request, carried))
     try:
         return await asyncio.shield(future)
     except CacheUnavailable as outage:
@@ -78,12 +83,13 @@ async def count(request: Request) -> tuple[Limited | None, Places | None]:
 
 
 async def _count_in_redis(
-    found: redis_counts.AnyScripts, stages: list[ratelimit.Stage], request: Request
+    found: redis_counts.AnyScripts, stages: list[ratelimit.Stage], request: Request, carried: list[str]
 ) -> tuple[Limited | None, Places | None]:
     windows = [stage.windows() for stage in stages]
     make_key, ttl = found.make_key, int(request.seconds + MARGIN_SECONDS)
     places = [redis_counts.Counter(make_key(counter.key), limit, ttl) for counter, limit in request.counters()]
-    counted = await found.take([ratelimit.counters(w, make_key) for w in windows], places)
+    given_back = [make_key(key) for key in carried]
+    counted = await found.take([ratelimit.counters(w, make_key) for w in windows], places, given_back)
     start = 0
     for stage, stage_windows in zip(stages, windows, strict=True):
         end = start + len(stage_windows)

@@ -8,9 +8,12 @@ to the call's time limit plus ``MARGIN_SECONDS``: a killed worker's calls stop c
 started no call for that long. With a cache of one process (local memory, dummy) each process counts on
 its own, as it does for the other transports, and so it does while the shared cache cannot be reached
 (``cache_breaker`` logs the outage once; calls go on). On Redis each take and each give-back is one round
-trip (``redis_counts``); a call's places are given back off its answer's path, together with those of the
-other calls that end in the same turn of the event loop, and a later call of this process waits for them to
-land (``settled``) before it counts.
+trip (``redis_counts``). A call's places are given back off its answer's path, together with those of the
+other calls of its process that end meanwhile: the next count of the process's event loop carries them in its
+own script (``carry``), so that an agent calling tool after tool pays one round trip a call; when no count
+comes within ``HOLD_SECONDS`` they go on their own (with a cache that no count carries them to, at the loop's
+next turn). Other processes may thus see a place held that long after its call ended, never less long. A
+count of this process that cannot carry them waits for them to land (``settled``) before it counts.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ PROCESS_LOCAL_CACHES = (
 )
 PREFIX = "mcp_tools.calls."
 MARGIN_SECONDS = 60.0
+# How long places given back wait for the next count of their loop to carry them before going on their own.
+HOLD_SECONDS = 0.005
 
 
 def cache_alias() -> str:
@@ -135,8 +140,9 @@ def give_back_now(keys: Sequence[str]) -> None:
 
 
 def give_back_later(keys: Sequence[str]) -> None:
-    """``give_back`` off the caller's path: on the running loop, with the give-backs of every other call that
-    ends in the same turn of the loop in one round trip; at once on a thread that runs no loop."""
+    """``give_back`` off the caller's path: on the running loop, carried by its next count or sent with the
+    give-backs of every other call that ends meanwhile, within ``HOLD_SECONDS``; at once on a thread that runs
+    no loop."""
     if not keys:
         return
     try:
@@ -146,31 +152,51 @@ def give_back_later(keys: Sequence[str]) -> None:
         return
     opened = _open_batch()
     if not opened:
-        opened.append(_Batch(loop, opened))
-    with _lock:
-        opened[0].keys.extend(keys)
+        # Only the loop's own Redis client carries places with a count: elsewhere they go in the loop's next turn.
+        carried = isinstance(redis_counts.built_on_loop(cache_alias()), redis_counts.LoopScripts)
+        opened.append(_Batch(loop, opened, HOLD_SECONDS if carried else 0.0))
+    opened[0].keys.extend(keys)
+
+
+def carry() -> list[str]:
+    """The places given back on this loop and not sent yet, taken for the count about to go to Redis to lower
+    first, in its own script: they are no longer sent on their own. If that count fails, they are lost, as a
+    give-back that fails is, and their counters free them when they expire."""
+    opened = _open_batch()
+    if not opened:
+        return []
+    batch = opened[0]
+    batch.close()
+    return batch.keys
 
 
 class _Batch:
-    """Places given back in one turn of a loop, sent together by one task that the loop starts in its next."""
+    """Places given back on one loop, held for its next count to carry, else sent together once the hold ends
+    (at the loop's next turn where no count can carry them)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, opened: list[_Batch]) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, opened: list[_Batch], hold: float) -> None:
         self.keys: list[str] = []
-        self.task = loop.create_task(self._send(opened))
-        with _lock:
-            _giving_back[self.task] = self
-        self.task.add_done_callback(_given_back)
+        self.loop, self.opened = loop, opened
+        self.timer: asyncio.Handle = loop.call_later(hold, self.send) if hold > 0 else loop.call_soon(self.send)
 
-    async def _send(self, opened: list[_Batch]) -> None:
-        opened.remove(self)  # give-backs from now on start the next batch
+    def close(self) -> None:
+        """Take no more keys, and cancel the sending at the end of the hold."""
+        self.timer.cancel()
+        if self.opened and self.opened[0] is self:
+            self.opened.pop()
+
+    def send(self) -> None:
+        """Send the places now, in a task that ``settled`` can wait for."""
+        self.close()
+        task = self.loop.create_task(give_back(self.keys))
         with _lock:
-            keys = list(self.keys)
-        await give_back(keys)
+            _giving_back[task] = self.keys
+        task.add_done_callback(_given_back)
 
 
 _open_batch: PerLoop[list[_Batch]] = PerLoop(list)  # the loop's batch still taking keys, if any
 _lock = threading.Lock()
-_giving_back: dict[asyncio.Task[None], _Batch] = {}  # kept until sent, and waited for by ``settled``
+_giving_back: dict[asyncio.Task[None], list[str]] = {}  # kept until sent, and waited for by ``settled``
 
 
 def _given_back(task: asyncio.Task[None]) -> None:
@@ -178,15 +204,17 @@ def _given_back(task: asyncio.Task[None]) -> None:
         _giving_back.pop(task, None)
 
 
-async def settled(keys: Iterable[str]) -> None:
-    """Wait for this loop's give-backs of ``keys`` still on their way: a call that follows another's answer
-    must find the places that call held free again."""
+async def settled(keys: Iterable[str], *, carrying: bool = False) -> None:
+    """Wait for this loop's give-backs of ``keys`` still on their way, sending those still held unless the
+    caller's count is ``carrying`` them: a call that follows another's answer must find the places that call
+    held free again."""
     loop, wanted = asyncio.get_running_loop(), set(keys)
+    opened = _open_batch()
+    if opened and not carrying and not wanted.isdisjoint(opened[0].keys):
+        opened[0].send()
     with _lock:
         pending = [
-            task
-            for task, batch in _giving_back.items()
-            if task.get_loop() is loop and not wanted.isdisjoint(batch.keys)
+            task for task, given in _giving_back.items() if task.get_loop() is loop and not wanted.isdisjoint(given)
         ]
     if pending:
         await asyncio.wait(pending)

@@ -38,38 +38,46 @@ REDIS_CACHE = "django.core.cache.backends.redis.RedisCache"
 # The cache's own key for a name: its KEY_PREFIX, VERSION and KEY_FUNCTION, read from its settings once.
 MakeKey = Callable[[str], str]
 
-# KEYS: the rate counters, stage after stage, then the places. ARGV: the number of stages, each stage's
-# number of keys, then each rate key's limit and lifetime, then each place's limit and lifetime.
+# KEYS: places to give back first (carried with this count), then the rate counters, stage after stage, then
+# the places to take. ARGV: the number of places given back, the number of stages, each stage's number of keys,
+# then each rate key's limit and lifetime, then each place's limit and lifetime.
+# A place given back is lowered only if its counter still exists (one that expired has nothing left to lower).
 # A stage whose count goes over its limit ends the counting: later stages are not counted and no place is
 # taken (a call refused by its token's rate does not count against the tool's). A place over its limit is
 # given back with every place taken before it. Returns each rate key's count (0: not counted) and the
 # number of the place refused (0: none; -1: none tried, a rate was over).
 TAKE = """
-local stages = tonumber(ARGV[1])
-local arg = stages + 2
+local given = tonumber(ARGV[1])
+for g = 1, given do
+  if redis.call('EXISTS', KEYS[g]) == 1 then redis.call('DECR', KEYS[g]) end
+end
+local stages = tonumber(ARGV[2])
+local arg = stages + 3
 local rates = 0
-for s = 1, stages do rates = rates + tonumber(ARGV[1 + s]) end
+for s = 1, stages do rates = rates + tonumber(ARGV[2 + s]) end
 local counts = {}
 for k = 1, rates do counts[k] = 0 end
 local k = 0
 for s = 1, stages do
   local over = false
-  for _ = 1, tonumber(ARGV[1 + s]) do
+  for _ = 1, tonumber(ARGV[2 + s]) do
     k = k + 1
-    local count = redis.call('INCR', KEYS[k])
-    if count == 1 then redis.call('EXPIRE', KEYS[k], ARGV[arg + 1]) end
+    local key = KEYS[given + k]
+    local count = redis.call('INCR', key)
+    if count == 1 then redis.call('EXPIRE', key, ARGV[arg + 1]) end
     counts[k] = count
     if count > tonumber(ARGV[arg]) then over = true end
     arg = arg + 2
   end
   if over then return {counts, -1} end
 end
-for p = rates + 1, #KEYS do
+local first = given + rates + 1
+for p = first, #KEYS do
   local count = redis.call('INCR', KEYS[p])
   redis.call('EXPIRE', KEYS[p], ARGV[arg + 1])
   if count > tonumber(ARGV[arg]) then
-    for q = rates + 1, p do redis.call('DECR', KEYS[q]) end
-    return {counts, p - rates}
+    for q = first, p do redis.call('DECR', KEYS[q]) end
+    return {counts, p - first + 1}
   end
   arg = arg + 2
 end
@@ -103,12 +111,14 @@ class Counted:
     rate_over: bool  # a rate was over: no place was tried
 
 
-def _arguments(stages: Sequence[Sequence[Counter]], places: Sequence[Counter]) -> tuple[list[str], list[int]]:
+def _arguments(
+    stages: Sequence[Sequence[Counter]], places: Sequence[Counter], given_back: Sequence[str]
+) -> tuple[list[str], list[int]]:
     rates = [counter for stage in stages for counter in stage]
-    args: list[int] = [len(stages), *(len(stage) for stage in stages)]
+    args: list[int] = [len(given_back), len(stages), *(len(stage) for stage in stages)]
     for counter in (*rates, *places):
         args += [counter.limit, counter.ttl]
-    return [c.key for c in (*rates, *places)], args
+    return [*given_back, *(c.key for c in (*rates, *places))], args
 
 
 def _counted(reply: Any) -> Counted:
@@ -124,9 +134,12 @@ class Scripts:
         self._take = client.register_script(TAKE)
         self._give_back = client.register_script(GIVE_BACK)
 
-    def take(self, stages: Sequence[Sequence[Counter]], places: Sequence[Counter]) -> Counted:
-        """Count the rates, stage by stage, then take the places, in one round trip."""
-        keys, args = _arguments(stages, places)
+    def take(
+        self, stages: Sequence[Sequence[Counter]], places: Sequence[Counter], given_back: Sequence[str] = ()
+    ) -> Counted:
+        """Give back the places ``given_back`` (made keys), count the rates, stage by stage, then take the
+        places, in one round trip."""
+        keys, args = _arguments(stages, places, given_back)
         return _counted(self._take(keys=keys, args=args))
 
     def give_back(self, keys: Sequence[str]) -> None:
@@ -153,8 +166,10 @@ class LoopScripts:
         self._sending = False
         self._waiting: list[tuple[list[str], list[int], asyncio.Future[Any]]] = []
 
-    async def take(self, stages: Sequence[Sequence[Counter]], places: Sequence[Counter]) -> Counted:
-        keys, args = _arguments(stages, places)
+    async def take(
+        self, stages: Sequence[Sequence[Counter]], places: Sequence[Counter], given_back: Sequence[str] = ()
+    ) -> Counted:
+        keys, args = _arguments(stages, places, given_back)
         if self._sending:
             reply: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
             self._waiting.append((keys, args, reply))
@@ -221,8 +236,10 @@ class ThreadScripts:
     def __init__(self, scripts: Scripts) -> None:
         self.scripts, self.make_key = scripts, scripts.make_key
 
-    async def take(self, stages: Sequence[Sequence[Counter]], places: Sequence[Counter]) -> Counted:
-        return await sync_to_async(self.scripts.take, thread_sensitive=False)(stages, places)
+    async def take(
+        self, stages: Sequence[Sequence[Counter]], places: Sequence[Counter], given_back: Sequence[str] = ()
+    ) -> Counted:
+        return await sync_to_async(self.scripts.take, thread_sensitive=False)(stages, places, given_back)
 
     async def give_back(self, keys: Sequence[str]) -> None:
         await sync_to_async(self.scripts.give_back, thread_sensitive=False)(keys)
@@ -260,6 +277,11 @@ async def loop_scripts(alias: str) -> AnyScripts | None:
         found = clients.by_alias[alias] = connect_on_loop(alias)
         await clients.keep_until_shutdown()
         return found
+
+
+def built_on_loop(alias: str) -> AnyScripts | None:
+    """The running loop's scripts for the cache ``alias`` if a count has built them; builds none."""
+    return _per_loop().by_alias.get(alias)
 
 
 class _LoopClients:
