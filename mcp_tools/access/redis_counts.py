@@ -1,14 +1,14 @@
 """A call's counts in one Redis round trip: its rates and its places among the calls in progress.
 
 When the shared cache is Django's ``RedisCache``, a Lua script counts every rate that applies to a call and
-takes every place it needs, atomically, and another gives places back, so each costs one round trip rather
-than two or three per counter. The keys are the cache's own (``cache.make_key``) and the counts plain
-integers, as Django's ``RedisCache`` stores them, so ``get_usage``, ``cache.get`` and ``cache.incr`` read
-the same counters. The clients are this project's own, built from the cache's ``LOCATION`` and
-``OPTIONS`` as ``RedisCache`` builds its own (the cache has no public accessor for its client): each event
-loop has an asyncio client, so a call's counts are awaited on the loop with no thread hop, and a thread
-that runs no loop uses a blocking one. Other caches (django-redis, Memcached, a database) keep counting
-through the cache API.
+takes every place it needs, atomically, after lowering the places given back meanwhile (alone, it only gives
+places back), so each costs one round trip rather than two or three per counter. The keys are the cache's
+own (``cache.make_key``) and the counts plain integers, as Django's ``RedisCache`` stores them, so
+``get_usage``, ``cache.get`` and ``cache.incr`` read the same counters. The clients are this project's own,
+built from the cache's ``LOCATION`` and ``OPTIONS`` as ``RedisCache`` builds its own (the cache has no
+public accessor for its client): each event loop has an asyncio client, so a call's counts are awaited on
+the loop with no thread hop, and a thread that runs no loop uses a blocking one. Other caches
+(django-redis, Memcached, a database) keep counting through the cache API.
 """
 
 from __future__ import annotations
@@ -84,14 +84,6 @@ end
 return {counts, 0}
 """
 
-# KEYS: places to give back. A counter that expired meanwhile has nothing left to lower.
-GIVE_BACK = """
-for k = 1, #KEYS do
-  if redis.call('EXISTS', KEYS[k]) == 1 then redis.call('DECR', KEYS[k]) end
-end
-return #KEYS
-"""
-
 
 @dataclass(frozen=True)
 class Counter:
@@ -121,18 +113,22 @@ def _arguments(
     return [*given_back, *(c.key for c in (*rates, *places))], args
 
 
+def _given_back_only(keys: Sequence[str]) -> list[int]:
+    """``TAKE``'s arguments for giving places back with nothing to count or take."""
+    return [len(keys), 0]
+
+
 def _counted(reply: Any) -> Counted:
     counts, refused = reply
     return Counted([int(c) for c in counts], int(refused) - 1 if int(refused) > 0 else None, int(refused) < 0)
 
 
 class Scripts:
-    """A blocking client and its two scripts, for threads that run no event loop, and the cache's ``make_key``."""
+    """A blocking client and its script, for threads that run no event loop, and the cache's ``make_key``."""
 
     def __init__(self, client: redis.Redis, make_key: MakeKey) -> None:
         self.client, self.make_key = client, make_key
         self._take = client.register_script(TAKE)
-        self._give_back = client.register_script(GIVE_BACK)
 
     def take(
         self, stages: Sequence[Sequence[Counter]], places: Sequence[Counter], given_back: Sequence[str] = ()
@@ -145,14 +141,14 @@ class Scripts:
     def give_back(self, keys: Sequence[str]) -> None:
         """Lower each place's counter by one, in one round trip."""
         if keys:
-            self._give_back(keys=list(keys))
+            self._take(keys=list(keys), args=_given_back_only(keys))
 
     def close(self) -> None:
         self.client.connection_pool.disconnect()
 
 
 class LoopScripts:
-    """An event loop's own client and its two scripts: a count is awaited on the loop, with no thread hop.
+    """An event loop's own client and its script: a count is awaited on the loop, with no thread hop.
 
     A count made while another is on its way to Redis waits for it, and the counts that waited meanwhile go
     together as one pipeline: one round trip, and a fraction of the client's work per count. A count made
@@ -162,7 +158,6 @@ class LoopScripts:
     def __init__(self, client: redis.asyncio.Redis, make_key: MakeKey) -> None:
         self.client, self.make_key = client, make_key
         self._take = client.register_script(TAKE)
-        self._give_back = client.register_script(GIVE_BACK)
         self._sending = False
         self._waiting: list[tuple[list[str], list[int], asyncio.Future[Any]]] = []
 
@@ -223,7 +218,7 @@ class LoopScripts:
 
     async def give_back(self, keys: Sequence[str]) -> None:
         if keys:
-            await self._give_back(keys=list(keys))
+            await self._take(keys=list(keys), args=_given_back_only(keys))
 
     async def close(self) -> None:
         await self.client.aclose(close_connection_pool=True)
